@@ -1,0 +1,119 @@
+"""SchemaField: one normalized field, with the attributes DataHub's SchemaField has."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+#: DataHub's field type classes by short name (``StringType`` is ``com.linkedin.schema.StringType``).
+TYPE_NAMES = frozenset(
+    {
+        "BooleanType", "FixedType", "StringType", "BytesType", "NumberType", "DateType", "TimeType",
+        "EnumType", "NullType", "MapType", "ArrayType", "UnionType", "RecordType",
+    }
+)
+_TYPE_PREFIXES = ("com.linkedin.schema.", "com.linkedin.pegasus2avro.schema.")
+
+
+@dataclass(frozen=True, slots=True)
+class FieldType:
+    """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details."""
+
+    name: str
+    nested_type: tuple[str, ...] | None = None  # ArrayType.nestedType
+    key_type: str | None = None  # MapType.keyType
+    value_type: str | None = None  # MapType.valueType
+
+    def to_datahub(self) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if self.nested_type is not None:
+            body["nestedType"] = list(self.nested_type)
+        if self.key_type is not None:
+            body["keyType"] = self.key_type
+        if self.value_type is not None:
+            body["valueType"] = self.value_type
+        return {"type": {f"com.linkedin.schema.{self.name}": body}}
+
+    @classmethod
+    def from_datahub(cls, obj: dict[str, Any]) -> "FieldType":
+        """Read ``{"type": {"com.linkedin.schema.X": {...}}}`` (either namespace)."""
+        inner = obj.get("type", obj) if isinstance(obj, dict) else None
+        if not isinstance(inner, dict) or len(inner) != 1:
+            raise ValueError(f"field type must be an object with one type class, got {obj!r}")
+        ((qualified, body),) = inner.items()
+        name = qualified
+        for prefix in _TYPE_PREFIXES:
+            if qualified.startswith(prefix):
+                name = qualified[len(prefix):]
+        if name not in TYPE_NAMES:
+            raise ValueError(f"unknown field type class {qualified!r}")
+        body = body or {}
+        nested = body.get("nestedType")
+        return cls(
+            name,
+            tuple(nested) if nested is not None else None,
+            body.get("keyType"),
+            body.get("valueType"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaField:
+    """One field of a normalized schema, as DataHub's ``SchemaField`` describes it."""
+
+    fieldPath: str
+    type: FieldType
+    nativeDataType: str
+    nullable: bool = False
+    description: str | None = None
+    recursive: bool = False
+    isPartOfKey: bool = False
+    jsonProps: str | None = None
+    tags: tuple[str, ...] = field(default=())  # tag names, DataHub's globalTags
+
+    @property
+    def simple_path(self) -> str:
+        """The v1 path: the v2 path with its bracket tokens stripped."""
+        from .paths import v1_path
+
+        return v1_path(self.fieldPath)
+
+    def to_datahub(self) -> dict[str, Any]:
+        """The JSON DataHub puts in a SchemaMetadata aspect, in DataHub's key order."""
+        out: dict[str, Any] = {"fieldPath": self.fieldPath, "nullable": self.nullable}
+        if self.description is not None:
+            out["description"] = self.description
+        out["type"] = self.type.to_datahub()
+        out["nativeDataType"] = self.nativeDataType
+        out["recursive"] = self.recursive
+        if self.tags:
+            out["globalTags"] = {"tags": [{"tag": f"urn:li:tag:{t}"} for t in self.tags]}
+        out["isPartOfKey"] = self.isPartOfKey
+        if self.jsonProps is not None:
+            out["jsonProps"] = self.jsonProps
+        return out
+
+    @classmethod
+    def from_datahub(cls, obj: dict[str, Any]) -> "SchemaField":
+        """Read a SchemaField as it appears in a SchemaMetadata aspect."""
+        try:
+            tags = tuple(
+                t["tag"].removeprefix("urn:li:tag:") for t in (obj.get("globalTags") or {}).get("tags", [])
+            )
+            json_props = obj.get("jsonProps")
+            if json_props is not None and not isinstance(json_props, str):
+                json_props = json.dumps(json_props)
+            return cls(
+                fieldPath=obj["fieldPath"],
+                type=FieldType.from_datahub(obj["type"]),
+                nativeDataType=obj.get("nativeDataType", ""),
+                nullable=bool(obj.get("nullable", False)),
+                description=obj.get("description"),
+                recursive=bool(obj.get("recursive", False)),
+                isPartOfKey=bool(obj.get("isPartOfKey", False)),
+                jsonProps=json_props,
+                tags=tags,
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a SchemaField: {exc!s} in {obj!r}"[:300]) from None

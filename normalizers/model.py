@@ -1,0 +1,178 @@
+"""The one internal schema type model every schema format converts into.
+
+Immutable nodes: :class:`Record` (record/struct), :class:`Union`, :class:`Array`,
+:class:`Map`, :class:`Enum`, :class:`Fixed`, :class:`Primitive` (with an optional
+logical type) and :class:`Ref`, the leaf that closes a recursive type by naming a
+record defined further up. ``props`` holds a format's extra attributes (Avro's
+non-reserved properties, in order); they surface as a field's ``jsonProps``.
+
+The shapes follow Avro's, because DataHub's field paths are defined over Avro:
+other formats map onto them the way DataHub's own converters do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping, Union as _U
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+#: Primitive type names, as in Avro.
+PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
+
+
+def frozen_props(props: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(props)) if props else EMPTY
+
+
+class _NoDefault:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Primitive:
+    name: str  # one of PRIMITIVES
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "primitive"
+
+    @property
+    def type(self) -> str:
+        return self.name
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Enum:
+    name: str  # full name
+    symbols: tuple[str, ...]
+    doc: str | None = None
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "enum"
+    type = "enum"
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Fixed:
+    name: str  # full name
+    size: int
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "fixed"
+    type = "fixed"
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Field:
+    """A member of a record."""
+
+    name: str
+    type: "Type"
+    doc: str | None = None
+    default: Any = NO_DEFAULT
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "field"
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Record:
+    name: str  # full name (namespace.name)
+    fields: tuple[Field, ...]
+    doc: str | None = None
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "record"
+    type = "record"
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Array:
+    items: "Type"
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "array"
+    type = "array"
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Map:
+    values: "Type"
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "map"
+    type = "map"
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Union:
+    members: tuple["Type", ...]
+    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+
+    kind = "union"
+    type = "union"
+
+    @property
+    def logical_type(self) -> Any:
+        return None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ref:
+    """A reference to the record ``name``, closing a recursive type.
+
+    ``registry`` maps full names to the records of the schema the reference belongs to;
+    it is filled once the schema is fully read.
+    """
+
+    name: str
+    registry: Mapping[str, Record] = field(repr=False, default_factory=lambda: EMPTY)
+
+    kind = "ref"
+
+    @property
+    def target(self) -> Record:
+        return self.registry[self.name]
+
+
+Type = _U[Primitive, Enum, Fixed, Record, Array, Map, Union, Ref]
+
+
+def deref(node: Any) -> Any:
+    """The node itself, or the record a :class:`Ref` names."""
+    return node.target if node.kind == "ref" else node

@@ -1,0 +1,150 @@
+"""Dataset and field URNs, with DataHub's percent-encoding of reserved characters.
+
+- dataset: ``urn:li:dataset:(urn:li:dataPlatform:kafka,demo.orders,PROD)``
+- field (RFC): ``urn:li:datasetField:(<datasetUrn>,<fieldPath>)``
+- field (DataHub today): ``urn:li:schemaField:(<datasetUrn>,<fieldPath>)``
+
+Names and field paths have ``,`` ``(`` ``)`` and ``␟`` percent-encoded, as DataHub's
+``UrnEncoder`` does, so the parentheses that delimit the URN stay unambiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote, unquote
+
+from .errors import UrnError
+
+_RESERVED = frozenset(",()␟")
+_ENCODED = {c: quote(c) for c in _RESERVED}
+FIELD_ENTITY_TYPES = ("datasetField", "schemaField")
+
+
+def encode(value: str) -> str:
+    """Percent-encode DataHub's reserved URN characters (and nothing else)."""
+    if _RESERVED.isdisjoint(value):
+        return value
+    return "".join(_ENCODED.get(c, c) for c in value)
+
+
+def decode(value: str) -> str:
+    """Undo :func:`encode` (only the reserved characters are decoded)."""
+    if "%" not in value:
+        return value
+    out = value
+    for char, enc in _ENCODED.items():
+        out = out.replace(enc, char).replace(enc.lower(), char)
+    return out
+
+
+def _split_ids(urn: str, body: str) -> list[str]:
+    """Split ``a,(b,c),d`` on top-level commas."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(body):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise UrnError(urn, "unbalanced parentheses")
+        elif ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    if depth:
+        raise UrnError(urn, "unbalanced parentheses")
+    parts.append(body[start:])
+    return parts
+
+
+def _entity(urn: str) -> tuple[str, list[str]]:
+    if not isinstance(urn, str) or not urn.startswith("urn:li:"):
+        raise UrnError(str(urn), "a URN starts with 'urn:li:'")
+    rest = urn[len("urn:li:"):]
+    entity, sep, ids = rest.partition(":")
+    if not sep or not entity or not ids:
+        raise UrnError(urn, "expected urn:li:<entityType>:<id>")
+    if ids.startswith("("):
+        if not ids.endswith(")"):
+            raise UrnError(urn, "a tuple id must end with ')'")
+        return entity, _split_ids(urn, ids[1:-1])
+    return entity, [ids]
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetUrn:
+    platform: str  # short platform name, e.g. "kafka"
+    name: str  # decoded dataset name
+    env: str = "PROD"
+
+    def __post_init__(self) -> None:
+        for attr in ("platform", "name", "env"):
+            if not getattr(self, attr):
+                raise UrnError(f"{self.platform},{self.name},{self.env}", f"dataset {attr} is empty")
+
+    @classmethod
+    def parse(cls, urn: str) -> "DatasetUrn":
+        entity, ids = _entity(urn)
+        if entity != "dataset":
+            raise UrnError(urn, f"expected a dataset URN, got entity type {entity!r}")
+        if len(ids) != 3:
+            raise UrnError(urn, f"a dataset URN has 3 parts (platform,name,env), got {len(ids)}")
+        platform, name, env = ids
+        if platform.startswith("urn:li:dataPlatform:"):
+            platform = platform[len("urn:li:dataPlatform:"):]
+        elif platform.startswith("urn:li:"):
+            raise UrnError(urn, f"platform {platform!r} is not a dataPlatform URN")
+        if not platform or not name or not env:
+            raise UrnError(urn, "platform, name and env must all be non-empty")
+        return cls(platform, decode(name), env)
+
+    def __str__(self) -> str:
+        return f"urn:li:dataset:(urn:li:dataPlatform:{self.platform},{encode(self.name)},{self.env.upper()})"
+
+    @property
+    def urn(self) -> str:
+        return str(self)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldUrn:
+    """A field of a dataset; ``field_path`` is decoded (v2, v1 or slash form, as given)."""
+
+    dataset: DatasetUrn
+    field_path: str
+
+    @classmethod
+    def parse(cls, urn: str) -> "FieldUrn":
+        entity, ids = _entity(urn)
+        if entity not in FIELD_ENTITY_TYPES:
+            raise UrnError(urn, f"expected a datasetField or schemaField URN, got entity type {entity!r}")
+        if len(ids) != 2:
+            raise UrnError(urn, f"a field URN has 2 parts (datasetUrn,fieldPath), got {len(ids)}")
+        dataset, path = ids
+        if not path:
+            raise UrnError(urn, "empty field path")
+        return cls(DatasetUrn.parse(dataset), decode(path))
+
+    @property
+    def dataset_field_urn(self) -> str:
+        """The RFC form: ``urn:li:datasetField:(<datasetUrn>,<fieldPath>)``."""
+        return f"urn:li:datasetField:({self.dataset},{encode(self.field_path)})"
+
+    @property
+    def schema_field_urn(self) -> str:
+        """DataHub's current form: ``urn:li:schemaField:(<datasetUrn>,<fieldPath>)``."""
+        return f"urn:li:schemaField:({self.dataset},{encode(self.field_path)})"
+
+    def __str__(self) -> str:
+        return self.dataset_field_urn
+
+
+def make_dataset_urn(platform: str, name: str, env: str = "PROD") -> str:
+    return str(DatasetUrn(platform, name, env))
+
+
+def make_field_urn(dataset_urn: str, field_path: str, *, form: str = "datasetField") -> str:
+    if form not in FIELD_ENTITY_TYPES:
+        raise ValueError(f"form must be one of {FIELD_ENTITY_TYPES}, got {form!r}")
+    return f"urn:li:{form}:({DatasetUrn.parse(dataset_urn)},{encode(field_path)})"
