@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from fieldgraph.normalizers import FieldgraphError, normalize
 
@@ -19,6 +20,11 @@ err = Console(stderr=True)
 
 #: Exit code for bad input (a schema, an event, a path that cannot be read).
 EXIT_BAD_INPUT = 2
+
+
+@app.callback()
+def _root() -> None:
+    """Field-level lineage: normalize schemas, ingest change events, query the lineage graph."""
 
 
 def fail(message: str) -> "typer.Exit":
@@ -58,13 +64,17 @@ def normalize_cmd(
         table.add_column(col, overflow="fold")
     for f in fields:
         table.add_row(
-            f.fieldPath,
+            Text(f.fieldPath),
             f.type.name,
-            f.nativeDataType,
+            Text(f.nativeDataType),
             "yes" if f.nullable else "",
-            (f.description or "").strip(),
+            Text((f.description or "").strip()),
         )
     out.print(table)
+
+
+# Command groups living in their own modules register themselves on `app`.
+from fieldgraph.ingest import cli_graph, cli_schema  # noqa: E402,F401
 
 
 def main() -> None:

@@ -21,13 +21,28 @@ def register(name: str) -> Callable[[Callable[..., Type]], Callable[..., Type]]:
     return deco
 
 
-def _avro(schema: Any, name: str | None = None) -> Type:
-    from .avro import parse_avro
+def _lazy(module: str, function: str) -> Callable[..., Type]:
+    """A converter imported on first use, so optional dependencies load only when needed."""
 
-    return parse_avro(schema, name=name)
+    def convert(schema: Any, *, name: str | None = None) -> Type:
+        from importlib import import_module
+
+        return getattr(import_module(f"fieldgraph.normalizers.{module}"), function)(schema, name=name)
+
+    convert.__name__ = function
+    return convert
 
 
-CONVERTERS["avro"] = _avro
+for _fmt, _module, _function in (
+    ("avro", "avro", "parse_avro"),
+    ("json-schema", "jsonschema", "parse_json_schema"),
+    ("protobuf", "protobuf", "parse_protobuf"),
+    ("arrow", "arrow", "parse_arrow"),
+    ("parquet", "arrow", "parse_parquet"),
+    ("spark", "spark", "parse_spark"),
+    ("datamine", "datamine", "parse_datamine"),
+):
+    CONVERTERS[_fmt] = _lazy(_module, _function)
 
 
 def to_model(schema: Any, format: str = "avro", *, name: str | None = None) -> Type:
