@@ -61,4 +61,8 @@ def normalize(schema: Any, format: str = "avro", *, key: bool = False, name: str
     ``key`` marks a key schema (``[key=True]`` paths, ``isPartOfKey``). ``name`` is used in
     error messages (a file name, say) when the schema does not name itself.
     """
-    return walk(to_model(schema, format, name=name), key=key)
+    model = to_model(schema, format, name=name)
+    try:
+        return walk(model, key=key)
+    except RecursionError:
+        raise SchemaNormalizationError("schema nests too deeply to walk", schema=name) from None

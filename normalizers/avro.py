@@ -40,6 +40,8 @@ def load_json(schema: Any, what: str = "schema") -> Any:
     if isinstance(schema, str):
         try:
             return json.loads(schema)
+        except RecursionError:
+            raise SchemaNormalizationError(f"{what} nests too deeply") from None
         except json.JSONDecodeError as exc:
             if schema.strip() in PRIMITIVES:
                 return schema.strip()
@@ -53,10 +55,13 @@ def load_json(schema: Any, what: str = "schema") -> Any:
 
 def parse_avro(schema: Any, *, name: str | None = None) -> Type:
     """Read an Avro schema (text, bytes or parsed JSON) into the type model."""
-    data = load_json(schema, "Avro schema")
+    try:
+        data = load_json(schema, "Avro schema")
+    except SchemaNormalizationError as exc:
+        raise exc.with_schema(name or "<anonymous>") from None
     label = name or _declared_name(data)
     try:
-        return _Parser().parse(data, None, label or "")
+        return _Parser().parse(data, None, "")
     except SchemaNormalizationError as exc:
         raise exc.with_schema(label or "<anonymous>") from None
     except RecursionError:
