@@ -21,6 +21,8 @@ def detect_format(name: str, data: bytes) -> str:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):
         doc = None
+    if isinstance(doc, dict) and "table_list" in doc:
+        return "datamine"
     if isinstance(doc, (dict, list, str)):
         return "avro"
     raise SchemaNormalizationError(
