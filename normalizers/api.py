@@ -7,6 +7,7 @@ from typing import Any, Callable
 from .errors import SchemaNormalizationError
 from .fields import SchemaField
 from .model import Type
+from .struct import ROOT_NAME as TABLE_ROOT, column_fields
 from .visitor import walk
 
 #: format name -> converter from the user's schema to the type model.
@@ -63,6 +64,9 @@ def normalize(schema: Any, format: str = "avro", *, key: bool = False, name: str
     """
     model = to_model(schema, format, name=name)
     try:
+        if model.kind == "record" and model.name == TABLE_ROOT:
+            # A table of columns (Arrow, Parquet, Spark): DataHub lays these out column by column.
+            return column_fields(model, key=key)
         return walk(model, key=key)
     except RecursionError:
         raise SchemaNormalizationError("schema nests too deeply to walk", schema=name) from None
