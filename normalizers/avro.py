@@ -61,7 +61,7 @@ def parse_avro(schema: Any, *, name: str | None = None) -> Type:
         raise exc.with_schema(name or "<anonymous>") from None
     label = name or _declared_name(data)
     try:
-        return _Parser().parse(data, None, "")
+        return _Parser().run(data)
     except SchemaNormalizationError as exc:
         raise exc.with_schema(label or "<anonymous>") from None
     except RecursionError:
@@ -98,155 +98,190 @@ def _decimal_props(other: dict, data: dict) -> dict:
     return props
 
 
+class _Fail(Exception):
+    """A problem at a place in the schema; each level it passes through adds its step."""
+
+    def __init__(self, reason: str, step: str = "") -> None:
+        self.reason = reason
+        self.steps = [step] if step else []
+
+    def at(self, step: str) -> "_Fail":
+        self.steps.append(step)
+        return self
+
+    @property
+    def path(self) -> str:
+        steps = self.steps[::-1]
+        if steps and steps[0].startswith("("):
+            steps[0] = steps[0][1:-1]  # the root record: `Order.a`, not `(Order).a`
+        return "".join(steps).lstrip(".") or "<root>"
+
+
+_PRIMITIVE_NODES = {p: Primitive(p) for p in PRIMITIVES}
+
+
 class _Parser:
+    """Avro JSON -> model. Places are only rendered when something fails (see :class:`_Fail`)."""
+
     def __init__(self) -> None:
         self.names: dict[str, Any] = {}  # full name -> node (None while a record is being read)
         self.registry: dict[str, Record] = {}  # records, for Ref
 
-    def fail(self, where: str, reason: str) -> SchemaNormalizationError:
-        return SchemaNormalizationError(reason, path=where or "<root>")
+    def run(self, data: Any) -> Type:
+        try:
+            return self.parse(data, None)
+        except _Fail as fail:
+            raise SchemaNormalizationError(fail.reason, path=fail.path) from None
 
-    def reference(self, ref: str, ns: str | None, where: str) -> Type | None:
-        full = _fullname(ref, None, ns)
-        if full not in self.names:
-            return None
-        node = self.names[full]
-        return Ref(full, self.registry) if node is None else node
+    def parse_ref_or_type(self, data: Any, ns: str | None) -> Type:
+        if data.__class__ is str:
+            full = data if ns is None or "." in data else f"{ns}.{data}"
+            if full in self.names:
+                node = self.names[full]
+                return Ref(full, self.registry) if node is None else node
+            node = _PRIMITIVE_NODES.get(data)
+            if node is None:
+                raise _Fail(f"unknown type {data!r} (not a primitive type nor a named type defined before)")
+            return node
+        return self.parse(data, ns)
 
-    def parse_ref_or_type(self, data: Any, ns: str | None, where: str) -> Type:
+    def parse(self, data: Any, ns: str | None) -> Type:
         if isinstance(data, str):
-            node = self.reference(data, ns, where)
-            if node is not None:
-                return node
-            if data not in PRIMITIVES:
-                raise self.fail(where, f"unknown type {data!r} (not a primitive type nor a named type defined before)")
-        return self.parse(data, ns, where)
-
-    def parse(self, data: Any, ns: str | None, where: str) -> Type:
-        if isinstance(data, str):
-            if data in PRIMITIVES:
-                return Primitive(data)
-            raise self.fail(where, f"unknown type {data!r}")
+            node = _PRIMITIVE_NODES.get(data)
+            if node is None:
+                raise _Fail(f"unknown type {data!r}")
+            return node
         if isinstance(data, list):
-            return self.union(data, ns, where)
+            return self.union(data, ns)
         if not isinstance(data, dict):
-            raise self.fail(where, f"a schema is a string, an object or an array, not {type(data).__name__} {data!r}")
+            raise _Fail(f"a schema is a string, an object or an array, not {type(data).__name__} {data!r}")
         type_ = data.get("type")
         if type_ is None:
-            raise self.fail(where, 'object has no "type"')
+            raise _Fail('object has no "type"')
         if not isinstance(type_, str):
-            raise self.fail(where, f'"type" must name a type, got {json.dumps(type_)[:80]}')
+            raise _Fail(f'"type" must name a type, got {json.dumps(type_)[:80]}')
         other = {k: v for k, v in data.items() if k not in _SCHEMA_RESERVED}
-        logical = data.get("logicalType")
-        if logical and type_ in PRIMITIVES:
-            if logical == "decimal" and type_ == "bytes":
+        if type_ in _PRIMITIVE_NODES:
+            if type_ == "bytes" and other.get("logicalType") == "decimal":
                 if _valid_decimal(data.get("precision"), data.get("scale", 0), (1 << 31) - 1):
-                    return Primitive("bytes", frozen_props(_decimal_props(other, data)))
-            return Primitive(type_, frozen_props(other))
+                    other = _decimal_props(other, data)
+            return Primitive(type_, frozen_props(other)) if other else _PRIMITIVE_NODES[type_]
         if type_ in _NAMED:
-            return self.named(type_, data, other, ns, where)
-        if type_ in PRIMITIVES:
-            return Primitive(type_, frozen_props(other))
-        if type_ == "array":
-            if "items" not in data:
-                raise self.fail(where, 'array has no "items"')
-            return Array(self.parse_ref_or_type(data["items"], ns, f"{where}.items"), frozen_props(other))
-        if type_ == "map":
-            if "values" not in data:
-                raise self.fail(where, 'map has no "values"')
-            return Map(self.parse_ref_or_type(data["values"], ns, f"{where}.values"), frozen_props(other))
-        raise self.fail(where, f"unknown type {type_!r}")
+            return self.named(type_, data, other, ns)
+        if type_ == "array" or type_ == "map":
+            part = "items" if type_ == "array" else "values"
+            if part not in data:
+                raise _Fail(f'{type_} has no "{part}"')
+            try:
+                inner = self.parse_ref_or_type(data[part], ns)
+            except _Fail as fail:
+                raise fail.at(f".{part}") from None
+            return (Array if type_ == "array" else Map)(inner, frozen_props(other))
+        raise _Fail(f"unknown type {type_!r}")
 
-    def union(self, members: list, ns: str | None, where: str) -> Union:
+    def union(self, members: list, ns: str | None) -> Union:
         out: list[Type] = []
         seen_unnamed: set[str] = set()
         for i, member in enumerate(members):
-            node = self.parse_ref_or_type(member, ns, f"{where}[{i}]")
-            kind = node.kind
-            if kind == "union":
-                raise self.fail(f"{where}[{i}]", "a union cannot contain another union")
-            if kind in ("primitive", "array", "map"):
-                if node.type in seen_unnamed:
-                    raise self.fail(f"{where}[{i}]", f"union has more than one {node.type!r}")
-                seen_unnamed.add(node.type)
+            try:
+                node = self.parse_ref_or_type(member, ns)
+                kind = node.kind
+                if kind == "union":
+                    raise _Fail("a union cannot contain another union")
+                if kind in ("primitive", "array", "map"):
+                    if node.type in seen_unnamed:
+                        raise _Fail(f"union has more than one {node.type!r}")
+                    seen_unnamed.add(node.type)
+            except _Fail as fail:
+                raise fail.at(f"[{i}]") from None
             out.append(node)
         return Union(tuple(out))
 
-    def register(self, data: dict, ns: str | None, where: str) -> str:
+    def register(self, data: dict, ns: str | None) -> str:
         name = data.get("name")
         if not isinstance(name, str) or not name:
-            raise self.fail(where, f"a {data.get('type')} needs a non-empty string \"name\", got {name!r}")
+            raise _Fail(f"a {data.get('type')} needs a non-empty string \"name\", got {name!r}")
         space = data.get("namespace", ns)
         if space is not None and not isinstance(space, str):
-            raise self.fail(where, f'"namespace" must be a string, got {space!r}')
+            raise _Fail(f'"namespace" must be a string, got {space!r}')
         full = _fullname(name, space, ns)
         if full in PRIMITIVES:
-            raise self.fail(where, f"{full!r} is a reserved type name")
+            raise _Fail(f"{full!r} is a reserved type name")
         if full in self.names:
-            raise self.fail(where, f"the name {full!r} is already defined")
+            raise _Fail(f"the name {full!r} is already defined")
         self.names[full] = None
         return full
 
-    def named(self, type_: str, data: dict, other: dict, ns: str | None, where: str) -> Type:
-        full = self.register(data, ns, where)
-        here = f"{where}({full.rsplit('.', 1)[-1]})" if where else full.rsplit(".", 1)[-1]
-        if type_ == "fixed":
-            size = data.get("size")
-            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-                raise self.fail(here, f"fixed needs a non-negative integer \"size\", got {size!r}")
-            props = other
-            if data.get("logicalType") == "decimal":
-                max_precision = int(math.floor(math.log10(2) * (8 * size - 1))) if size > 0 else 0
-                if _valid_decimal(data.get("precision"), data.get("scale", 0), max_precision):
-                    props = _decimal_props(other, data)
-            node: Type = Fixed(full, size, frozen_props(props))
-        elif type_ == "enum":
-            symbols = data.get("symbols")
-            if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-                raise self.fail(here, f"enum needs \"symbols\", a list of strings, got {symbols!r}")
-            for s in symbols:
-                if not _SYMBOL.search(s):
-                    raise self.fail(here, f"enum symbol {s!r} is not a valid Avro name")
-            if len(set(symbols)) != len(symbols):
-                raise self.fail(here, f"enum has duplicate symbols: {symbols!r}")
-            if "default" in other and other["default"] not in symbols:
-                raise self.fail(here, f"enum default {other['default']!r} is not one of its symbols")
-            node = Enum(full, tuple(symbols), data.get("doc"), frozen_props(other))
-        else:
-            node = self.record(full, data, other, here)
+    def named(self, type_: str, data: dict, other: dict, ns: str | None) -> Type:
+        full = self.register(data, ns)
+        try:
+            if type_ == "fixed":
+                node: Type = self.fixed(full, data, other)
+            elif type_ == "enum":
+                node = self.enum(full, data, other)
+            else:
+                node = self.record(full, data, other)
+        except _Fail as fail:
+            raise fail.at(f"({full.rsplit('.', 1)[-1]})") from None
         self.names[full] = node
         return node
 
-    def record(self, full: str, data: dict, other: dict, where: str) -> Record:
+    def fixed(self, full: str, data: dict, other: dict) -> Fixed:
+        size = data.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise _Fail(f'fixed needs a non-negative integer "size", got {size!r}')
+        if data.get("logicalType") == "decimal":
+            max_precision = int(math.floor(math.log10(2) * (8 * size - 1))) if size > 0 else 0
+            if _valid_decimal(data.get("precision"), data.get("scale", 0), max_precision):
+                other = _decimal_props(other, data)
+        return Fixed(full, size, frozen_props(other))
+
+    def enum(self, full: str, data: dict, other: dict) -> Enum:
+        symbols = data.get("symbols")
+        if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
+            raise _Fail(f'enum needs "symbols", a list of strings, got {symbols!r}')
+        for s in symbols:
+            if not _SYMBOL.search(s):
+                raise _Fail(f"enum symbol {s!r} is not a valid Avro name")
+        if len(set(symbols)) != len(symbols):
+            raise _Fail(f"enum has duplicate symbols: {symbols!r}")
+        if "default" in other and other["default"] not in symbols:
+            raise _Fail(f"enum default {other['default']!r} is not one of its symbols")
+        return Enum(full, tuple(symbols), data.get("doc"), frozen_props(other))
+
+    def record(self, full: str, data: dict, other: dict) -> Record:
         fields = data.get("fields")
         if not isinstance(fields, list):
-            raise self.fail(where, f'a record needs "fields", a list, got {fields!r}')
+            raise _Fail(f'a record needs "fields", a list, got {fields!r}')
         ns = _space(full)
         out: list[Field] = []
         names: set[str] = set()
+        parse = self.parse_ref_or_type
         for i, f in enumerate(fields):
-            if not isinstance(f, dict):
-                raise self.fail(f"{where}.fields[{i}]", f"a field is an object, got {f!r}")
-            fname = f.get("name")
+            fname = f.get("name") if isinstance(f, dict) else None
             if not isinstance(fname, str) or not fname:
-                raise self.fail(f"{where}.fields[{i}]", f'a field needs a non-empty string "name", got {fname!r}')
-            at = f"{where}.{fname}"
+                what = "a field is an object" if not isinstance(f, dict) else 'a field needs a non-empty string "name"'
+                raise _Fail(f"{what}, got {f!r}"[:200], f".fields[{i}]")
             if fname in names:
-                raise self.fail(at, f"field name {fname!r} is used twice")
+                raise _Fail(f"field name {fname!r} is used twice", f".{fname}")
             names.add(fname)
-            if "type" not in f:
-                raise self.fail(at, 'field has no "type"')
-            order = f.get("order")
-            if order is not None and order not in _SORT_ORDERS:
-                raise self.fail(at, f"field order {order!r} is not one of {', '.join(_SORT_ORDERS)}")
-            ftype = self.parse_ref_or_type(f["type"], ns, at)
+            try:
+                if "type" not in f:
+                    raise _Fail('field has no "type"')
+                order = f.get("order")
+                if order is not None and order not in _SORT_ORDERS:
+                    raise _Fail(f"field order {order!r} is not one of {', '.join(_SORT_ORDERS)}")
+                ftype = parse(f["type"], ns)
+            except _Fail as fail:
+                raise fail.at(f".{fname}") from None
+            extra = {k: v for k, v in f.items() if k not in _FIELD_RESERVED} if len(f) > 2 else None
             out.append(
                 Field(
                     fname,
                     ftype,
                     f.get("doc"),
                     f["default"] if "default" in f else NO_DEFAULT,
-                    frozen_props({k: v for k, v in f.items() if k not in _FIELD_RESERVED}),
+                    frozen_props(extra),
                 )
             )
         node = Record(full, tuple(out), data.get("doc"), frozen_props(other))
