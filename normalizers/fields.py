@@ -21,14 +21,14 @@ class FieldType:
     """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details."""
 
     name: str
-    nested_type: tuple[str, ...] | None = None  # ArrayType.nestedType
+    nested_type: tuple[str, ...] | None = None  # ArrayType.nestedType (UnionType.nestedTypes)
     key_type: str | None = None  # MapType.keyType
     value_type: str | None = None  # MapType.valueType
 
     def to_datahub(self) -> dict[str, Any]:
         body: dict[str, Any] = {}
         if self.nested_type is not None:
-            body["nestedType"] = list(self.nested_type)
+            body["nestedTypes" if self.name == "UnionType" else "nestedType"] = list(self.nested_type)
         if self.key_type is not None:
             body["keyType"] = self.key_type
         if self.value_type is not None:
@@ -49,7 +49,7 @@ class FieldType:
         if name not in TYPE_NAMES:
             raise ValueError(f"unknown field type class {qualified!r}")
         body = body or {}
-        nested = body.get("nestedType")
+        nested = body.get("nestedTypes" if name == "UnionType" else "nestedType")
         return cls(
             name,
             tuple(nested) if nested is not None else None,

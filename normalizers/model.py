@@ -176,3 +176,36 @@ Type = _U[Primitive, Enum, Fixed, Record, Array, Map, Union, Ref]
 def deref(node: Any) -> Any:
     """The node itself, or the record a :class:`Ref` names."""
     return node.target if node.kind == "ref" else node
+
+
+#: The ``props`` key under which a converter leaves :class:`WalkHints` for the walk.
+HINTS = "__walk_hints__"
+
+
+@dataclass(frozen=True, slots=True)
+class WalkHints:
+    """How the walk treats a node beyond what its Avro shape says.
+
+    Set by converters of formats DataHub renders by rules other than Avro's (Protobuf).
+    Kept in ``props`` under :data:`HINTS` and never emitted as ``jsonProps``; only a
+    ``WalkHints`` instance counts, so a JSON property of that name (Avro) stays a property.
+    """
+
+    token: str | None = None  # the path token ``[type=TOKEN]`` instead of the name's last part
+    field_type: Any = None  # a ``fields.FieldType`` emitted instead of the computed one
+    recursive: bool = False  # a record: emit its field marked recursive, without children
+    bare: bool = False  # the root record: no token of its own; its fields are top-level fields
+    part_of_key: bool | None = None  # the root: isPartOfKey of a key schema's fields (default: True)
+    # JSON Schema: the converter decides every emitted attribute itself.
+    emitted: Any = None  # a mapping of SchemaField attributes for the field emitted at this node, used as is
+    silent: bool = False  # the node emits no field of its own where the walk would emit one
+    null_members: bool = False  # a union: its nulls are plain members ([null, T] is not T's option)
+
+
+NO_HINTS = WalkHints()
+
+
+def hints_of(node: Any) -> WalkHints:
+    """The :class:`WalkHints` a converter left on ``node``, else the empty ones."""
+    hints = getattr(node, "props", EMPTY).get(HINTS)
+    return hints if isinstance(hints, WalkHints) else NO_HINTS

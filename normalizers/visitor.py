@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from .fields import FieldType, SchemaField
-from .model import NO_DEFAULT, Type, deref
+from .model import NO_DEFAULT, Type, WalkHints, deref, hints_of
 from .paths import KEY_TOKEN, VERSION_TOKEN
 
 _TYPE_CLASS = {
@@ -62,7 +62,7 @@ def _strip_namespace(name: str) -> str:
 
 def _option(node: Any) -> Any:
     """The non-null member of a two-member union with ``null``, else None."""
-    if node.kind == "union" and len(node.members) == 2:
+    if node.kind == "union" and len(node.members) == 2 and not hints_of(node).null_members:
         first, second = node.members
         if deref(first).type == "null":
             return deref(second)
@@ -80,11 +80,11 @@ def _annotation(node: Any) -> str:
     """The path token for a node: a record's short name, a field's name, else its type."""
     kind = node.kind
     if kind in ("record", "field"):
-        simple = _strip_namespace(node.name)
+        simple = hints_of(node).token or _strip_namespace(node.name)
     elif (opt := _option(node)) is not None:
         simple = opt.type
     else:
-        simple = node.type
+        simple = hints_of(node).token or node.type
     if simple.startswith("__struct_"):
         simple = "struct"
     elif simple.startswith("__structn_"):
@@ -105,6 +105,9 @@ def _nullable(node: Any) -> bool:
 
 
 def _column_type(node: Any, logical: Any) -> FieldType:
+    pinned = hints_of(node).field_type
+    if pinned is not None:
+        return pinned
     cls = _TYPE_CLASS.get(node.type)
     if logical is not None:
         cls = _LOGICAL_TYPE_CLASS.get(logical, cls)
@@ -127,6 +130,8 @@ def _children(node: Any) -> tuple:
         opt = _option(node)
         if opt is not None:
             return (opt,)
+        if hints_of(node).null_members:
+            return node.members
         return tuple(m for m in node.members if deref(m).type != "null")
     if kind == "record":
         return node.fields
@@ -136,7 +141,7 @@ def _children(node: Any) -> tuple:
 
 
 class _Walk:
-    __slots__ = ("stack", "fields", "seen", "expanding", "key", "out")
+    __slots__ = ("stack", "fields", "seen", "expanding", "key", "part_of_key", "out")
 
     def __init__(self, key: bool) -> None:
         self.stack: list[str] = [VERSION_TOKEN, KEY_TOKEN] if key else [VERSION_TOKEN]
@@ -144,10 +149,18 @@ class _Walk:
         self.seen: list[str] = []  # records "being processed", with DataHub's bookkeeping
         self.expanding: list[tuple] = []  # (record, seen) of every record expansion on the path
         self.key = key
+        self.part_of_key = key
         self.out: list[SchemaField] = []
 
     def run(self, root: Type) -> list[SchemaField]:
-        self.visit(root)
+        hints = hints_of(deref(root))
+        if hints.part_of_key is not None:
+            self.part_of_key = self.key and hints.part_of_key
+        if hints.bare and deref(root).kind == "record":
+            for child in deref(root).fields:  # no token of its own: its fields are top-level
+                self.visit(child)
+        else:
+            self.visit(root)
         return self.out
 
     def visit(self, node: Any) -> None:
@@ -168,16 +181,16 @@ class _Walk:
         recurse = True
         is_record = node.kind == "record"
         if is_record:
-            if node.name in self.seen:
+            if node.name in self.seen or hints_of(node).recursive:
                 recurse = False
             else:
                 self.seen.append(node.name)
         actual = _option(node) or node
         self.stack.append(_annotation(actual))
-        if actual.kind in _EMITTING:
+        if actual.kind in _EMITTING or (not self.fields and hints_of(actual).emitted is not None):
             self.emit(node, actual)
         if actual.kind == "record" and self.fields:
-            self.last_field(actual if recurse else None, recursive=not recurse)
+            self.last_field(actual if recurse else None, recursive=not recurse, trigger=actual)
         elif recurse:
             self.expand(actual)
         self.stack.pop()
@@ -194,7 +207,7 @@ class _Walk:
             for child in _children(node):
                 self.visit(child)
 
-    def last_field(self, into: Any = None, recursive: bool = False) -> None:
+    def last_field(self, into: Any = None, recursive: bool = False, trigger: Any = None) -> None:
         """Emit the innermost field, then (optionally) the fields of the record ``into``."""
         if into is not None and (into.name, frozenset(self.seen)) in self.expanding:
             # DataHub would expand this record forever: stop here.
@@ -202,15 +215,21 @@ class _Walk:
         fld = self.fields[-1]
         self.stack.append(_annotation(fld))
         default = None if fld.default is NO_DEFAULT else fld.default
-        self.emit(fld, fld, fld.doc or None, default, recursive)
+        self.emit(fld, fld, fld.doc or None, default, recursive, trigger)
         if into is not None:
             self.expand(into)
         self.stack.pop()
 
     def emit(self, node: Any, actual: Any, description: Any = None, default: Any = None,
-             recursive: bool = False) -> None:
+             recursive: bool = False, trigger: Any = None) -> None:
         if actual.kind not in ("array", "field", "map", "record") and self.fields:
-            self.last_field()
+            self.last_field(trigger=actual)
+            return
+        hints = hints_of(trigger if trigger is not None else actual)  # the node the field is emitted for
+        if hints.silent:
+            return
+        if hints.emitted is not None:
+            self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
             return
         outer = node
         if node.kind == "field":
@@ -241,7 +260,9 @@ class _Walk:
             tags = ("Deprecated",)
 
         logical = actual.logical_type or outer.props.get("logicalType")
-        json_props = {k: v for k, v in merged.items() if k not in _PROPS_SKIPPED} if merged else None
+        json_props = {
+            k: v for k, v in merged.items() if k not in _PROPS_SKIPPED and not isinstance(v, WalkHints)
+        } if merged else None
         self.out.append(
             SchemaField(
                 fieldPath=".".join(self.stack),
@@ -250,7 +271,7 @@ class _Walk:
                 nullable=_nullable(node),
                 description=description,
                 recursive=recursive,
-                isPartOfKey=self.key,
+                isPartOfKey=self.part_of_key,
                 jsonProps=json.dumps(json_props) if json_props else None,
                 tags=tags,
             )
