@@ -54,7 +54,8 @@ def normalize_cmd(
     data = read_input(file)
     try:
         fmt = format or detect_format(file.name, data)
-        fields = normalize(data, fmt, key=key, name=file.name)
+        options = {"import_paths": [str(file.parent)]} if fmt == "protobuf" else {}
+        fields = normalize(data, fmt, key=key, name=file.name, **options)
     except FieldgraphError as exc:
         raise fail(f"{file}: {exc}") from None
     if as_json:

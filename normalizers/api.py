@@ -25,10 +25,10 @@ def register(name: str) -> Callable[[Callable[..., Type]], Callable[..., Type]]:
 def _lazy(module: str, function: str) -> Callable[..., Type]:
     """A converter imported on first use, so optional dependencies load only when needed."""
 
-    def convert(schema: Any, *, name: str | None = None) -> Type:
+    def convert(schema: Any, *, name: str | None = None, **options: Any) -> Type:
         from importlib import import_module
 
-        return getattr(import_module(f"fieldgraph.normalizers.{module}"), function)(schema, name=name)
+        return getattr(import_module(f"fieldgraph.normalizers.{module}"), function)(schema, name=name, **options)
 
     convert.__name__ = function
     return convert
@@ -46,23 +46,27 @@ for _fmt, _module, _function in (
     CONVERTERS[_fmt] = _lazy(_module, _function)
 
 
-def to_model(schema: Any, format: str = "avro", *, name: str | None = None) -> Type:
+def to_model(schema: Any, format: str = "avro", *, name: str | None = None, **options: Any) -> Type:
     try:
         convert = CONVERTERS[format]
     except KeyError:
         raise SchemaNormalizationError(
             f"unknown schema format {format!r}; known formats: {', '.join(sorted(CONVERTERS))}", schema=name
         ) from None
-    return convert(schema, name=name)
+    return convert(schema, name=name, **options)
 
 
-def normalize(schema: Any, format: str = "avro", *, key: bool = False, name: str | None = None) -> list[SchemaField]:
+def normalize(
+    schema: Any, format: str = "avro", *, key: bool = False, name: str | None = None, **options: Any
+) -> list[SchemaField]:
     """The fields of ``schema`` (text, bytes or a parsed object), as DataHub would emit them.
 
     ``key`` marks a key schema (``[key=True]`` paths, ``isPartOfKey``). ``name`` is used in
-    error messages (a file name, say) when the schema does not name itself.
+    error messages (a file name, say) when the schema does not name itself. Other keyword
+    ``options`` go to the format's converter (Protobuf: ``message``, ``imports``, ``import_paths``;
+    DataMine: ``table``).
     """
-    model = to_model(schema, format, name=name)
+    model = to_model(schema, format, name=name, **options)
     try:
         if model.kind == "record" and model.name == TABLE_ROOT:
             # A table of columns (Arrow, Parquet, Spark): DataHub lays these out column by column.

@@ -1,28 +1,70 @@
-"""Guess a schema file's format from its name and content."""
+"""Guess a schema file's format from its name, then its content."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from .errors import SchemaNormalizationError
 
-_BY_SUFFIX = {
-    ".avsc": "avro",
-}
+_BY_SUFFIX = (
+    (".avsc", "avro"),
+    (".schema.json", "json-schema"),
+    (".proto", "protobuf"),
+    (".desc", "protobuf"),
+    (".pb", "protobuf"),
+    (".protoset", "protobuf"),
+    (".binpb", "protobuf"),
+    (".fds", "protobuf"),
+    (".arrow", "arrow"),
+    (".arrows", "arrow"),
+    (".feather", "arrow"),
+    (".ipc", "arrow"),
+    (".parquet", "parquet"),
+)
+_MAGIC = ((b"PAR1", "parquet"), (b"ARROW1", "arrow"), (b"\xff\xff\xff\xff", "arrow"))
+_PROTO_TEXT = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:\s|//[^\n]*\n|/\*.*?\*/)*(?:syntax|edition|package|import|option|message|enum|service|extend)\b",
+    re.S,
+)
+_ODF_MANIFEST = re.compile(rb"SetDataSchema|setDataSchema")
+_JSON_SCHEMA_KEYS = ("$schema", "properties", "$defs", "definitions", "oneOf", "anyOf", "allOf", "$ref")
 
 
 def detect_format(name: str, data: bytes) -> str:
     """The format of the schema file ``name`` holding ``data``."""
     lower = name.lower()
-    for suffix, fmt in _BY_SUFFIX.items():
+    for suffix, fmt in _BY_SUFFIX:
         if lower.endswith(suffix):
+            return fmt
+    for magic, fmt in _MAGIC:
+        if data.startswith(magic):
             return fmt
     try:
         doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         doc = None
-    if isinstance(doc, dict) and "table_list" in doc:
-        return "datamine"
+    if doc is None:
+        if _PROTO_TEXT.match(data):
+            return "protobuf"
+        if _ODF_MANIFEST.search(data[:65536]):
+            return "arrow"  # an Open Data Fabric manifest in YAML
+        from .protobuf import is_descriptor_set
+
+        if is_descriptor_set(data):
+            return "protobuf"
+    if isinstance(doc, dict):
+        if "table_list" in doc:
+            return "datamine"
+        if doc.get("type") == "struct" and isinstance(doc.get("fields"), list):
+            return "spark"
+        if doc.get("kind") in ("SetDataSchema", "MetadataBlock") or _ODF_MANIFEST.search(data[:65536]):
+            return "arrow"
+        if doc.get("type") == "object" or (
+            doc.get("type") not in ("record", "enum", "fixed", "array", "map", "error")
+            and any(k in doc for k in _JSON_SCHEMA_KEYS)
+        ):
+            return "json-schema"
     if isinstance(doc, (dict, list, str)):
         return "avro"
     raise SchemaNormalizationError(
