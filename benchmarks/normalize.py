@@ -1,6 +1,10 @@
-"""Normalizer throughput: fields/s of fieldgraph vs DataHub's converter on one corpus.
+"""Normalizer throughput: fields/s of fieldgraph vs DataHub's converters on one corpus.
 
-Usage: python benchmarks/normalize.py [--rounds 5] [--scale 1]
+Usage: python benchmarks/normalize.py [--rounds 5] [--scale 1] [--only avro]
+
+Avro is measured here; the other formats by the ``normalize_formats_*.py`` scripts beside
+this one (JSON Schema and Protobuf against DataHub's converters, Arrow/Spark against
+DataHub's Hive column converter), run in turn and merged into one JSON document.
 
 Prints JSON. Both sides get the same schema text (parsing included, since that is what
 a user hands either of them), run alternately, best round each; the outputs are checked
@@ -57,6 +61,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--only", choices=["avro", "all"], default="all")
     args = ap.parse_args()
 
     from fieldgraph.normalizers import normalize
@@ -96,8 +101,26 @@ def main() -> None:
         }
     total_ours = sum(r["fields"] / r["fieldgraph_fields_per_s"] for r in results.values())
     total_dh = sum(r["fields"] / r["datahub_fields_per_s"] for r in results.values())
-    print(json.dumps({"benchmark": "normalize-avro", "identical_output": True, "shapes": results,
-                      "overall_ratio": round(total_dh / total_ours, 1)}, indent=2))
+    report = {"avro": {"identical_output": True, "shapes": results, "overall_ratio": round(total_dh / total_ours, 1)}}
+    if args.only == "all":
+        report.update(other_formats())
+    print(json.dumps({"benchmark": "normalize", **report}, indent=2))
+
+
+def other_formats() -> dict:
+    """Run the other formats' scripts and collect their JSON."""
+    import subprocess
+    from pathlib import Path
+
+    out = {}
+    for script in sorted(Path(__file__).parent.glob("normalize_formats_*.py")):
+        fmt = script.stem.removeprefix("normalize_formats_")
+        res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        try:
+            out[fmt] = json.loads(res.stdout)
+        except ValueError:
+            out[fmt] = {"error": (res.stderr or res.stdout).strip().splitlines()[-1:]}
+    return out
 
 
 if __name__ == "__main__":
