@@ -126,6 +126,7 @@ class _Parser:
     def __init__(self) -> None:
         self.names: dict[str, Any] = {}  # full name -> node (None while a record is being read)
         self.registry: dict[str, Record] = {}  # records, for Ref
+        self.shadowed = False  # a named type called like a primitive (`ns.string`) hides it in `ns`
 
     def run(self, data: Any) -> Type:
         try:
@@ -135,6 +136,8 @@ class _Parser:
 
     def parse_ref_or_type(self, data: Any, ns: str | None) -> Type:
         if data.__class__ is str:
+            if not self.shadowed and data in _PRIMITIVE_NODES:
+                return _PRIMITIVE_NODES[data]
             full = data if ns is None or "." in data else f"{ns}.{data}"
             if full in self.names:
                 node = self.names[full]
@@ -210,6 +213,8 @@ class _Parser:
         if full in self.names:
             raise _Fail(f"the name {full!r} is already defined")
         self.names[full] = None
+        if full.rsplit(".", 1)[-1] in _PRIMITIVE_NODES:
+            self.shadowed = True
         return full
 
     def named(self, type_: str, data: dict, other: dict, ns: str | None) -> Type:

@@ -34,7 +34,7 @@ from urllib.parse import unquote, urldefrag, urljoin
 
 from .errors import SchemaNormalizationError
 from .fields import FieldType
-from .model import HINTS, Enum, Field, Map, Primitive, Record, Type, Union, WalkHints
+from .model import Enum, Field, Map, Primitive, Record, Type, Union, WalkHints
 
 __all__ = ["parse_json_schema"]
 
@@ -401,13 +401,13 @@ class _Converter:
         if "format" in s:
             native = f"{native}({s['format']})"
         emitted = self.attrs(ctx.type_override() or FieldType(cls), native, s, required)
-        return Primitive(_PRIMITIVE[cls], {HINTS: WalkHints(token=token, emitted=emitted)})
+        return Primitive(_PRIMITIVE[cls], hints=WalkHints(token=token, emitted=emitted))
 
     def enum(self, s: dict, required: bool, ctx: _Ctx) -> Type:
         symbols = tuple(json.dumps(v) for v in s["enum"])
         emitted = self.attrs(ctx.type_override() or FieldType("EnumType"), "Enum", s, required,
                              description=f"One of: {', '.join(symbols)}")
-        return Enum(self.name(), symbols, None, {HINTS: WalkHints(token="enum", emitted=emitted)})
+        return Enum(self.name(), symbols, None, hints=WalkHints(token="enum", emitted=emitted))
 
     def record(self, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
         token = specific or _discriminated(s, ctx.where)
@@ -416,7 +416,7 @@ class _Converter:
         for seen_token, seen_key in ctx.trail:
             if seen_key == key:  # DataHub: "have we seen this schema before?"
                 emitted = self.attrs(override or FieldType("RecordType"), native or seen_token, s, required, True)
-                return Record(self.name(), (), None, {HINTS: WalkHints(token=seen_token, emitted=emitted)})
+                return Record(self.name(), (), None, hints=WalkHints(token=seen_token, emitted=emitted))
         emitted = None
         if ctx.named:
             emitted = self.attrs(override or FieldType("RecordType"), native or _discriminated(s, ctx.where), s, required)
@@ -427,9 +427,9 @@ class _Converter:
         for fname, sub in properties.items():
             where = _ptr(_ptr(ctx.where, "properties"), fname)
             node = self.node(_json_type(sub, where), sub, fname in wanted, inner.child(where), None, id(sub))
-            fields.append(Field(fname, node, props={HINTS: WalkHints(token=fname)}))
+            fields.append(Field(fname, node, hints=WalkHints(token=fname)))
         doc = s.get("description") if isinstance(s.get("description"), str) else None
-        return Record(self.name(), tuple(fields), doc, {HINTS: WalkHints(token=token, emitted=emitted)})
+        return Record(self.name(), tuple(fields), doc, hints=WalkHints(token=token, emitted=emitted))
 
     def array(self, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
         token = specific or _discriminated(s, ctx.where)
@@ -444,8 +444,8 @@ class _Converter:
         items_type = _json_type(items, where)
         fname = items.get("title", None) or items_type
         node = self.node(items_type, items, False, inner.child(where), None, id(items))
-        field = Field(fname, node, props={HINTS: WalkHints(token=fname)})
-        return Record(self.name(), (field,), None, {HINTS: WalkHints(token=token, emitted=emitted)})
+        field = Field(fname, node, hints=WalkHints(token=fname))
+        return Record(self.name(), (field,), None, hints=WalkHints(token=token, emitted=emitted))
 
     def map(self, s: dict, required: bool, ctx: _Ctx) -> Type:
         values = s["additionalProperties"]
@@ -482,7 +482,7 @@ class _Converter:
             inner = ctx.expand("union", key, where, parent=("union", member_type))
             out.append(self.node(_json_type(merged, where), merged, required, inner, member_type, id(member)))
         hints = WalkHints(token="union", emitted=emitted, silent=not ctx.named, null_members=True)
-        return Union(tuple(out), {HINTS: hints})
+        return Union(tuple(out), hints=hints)
 
     @staticmethod
     def merge(member: Any, parent: dict, where: str) -> dict:
@@ -510,4 +510,4 @@ class _Converter:
         else:
             token, own, own_native = "union", FieldType("UnionType"), "union"
         emitted = self.attrs(override or own, native or own_native, s, required, True)
-        return Record(self.name(), (), None, {HINTS: WalkHints(token=token, emitted=emitted)})
+        return Record(self.name(), (), None, hints=WalkHints(token=token, emitted=emitted))

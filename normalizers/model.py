@@ -4,7 +4,8 @@ Immutable nodes: :class:`Record` (record/struct), :class:`Union`, :class:`Array`
 :class:`Map`, :class:`Enum`, :class:`Fixed`, :class:`Primitive` (with an optional
 logical type) and :class:`Ref`, the leaf that closes a recursive type by naming a
 record defined further up. ``props`` holds a format's extra attributes (Avro's
-non-reserved properties, in order); they surface as a field's ``jsonProps``.
+non-reserved properties, in order); they surface as a field's ``jsonProps``. ``hints``
+(:class:`WalkHints`) tell the walk how a format DataHub renders by other rules differs.
 
 The shapes follow Avro's, because DataHub's field paths are defined over Avro:
 other formats map onto them the way DataHub's own converters do.
@@ -36,10 +37,33 @@ class _NoDefault:
 NO_DEFAULT: Any = _NoDefault()
 
 
+@dataclass(frozen=True, slots=True)
+class WalkHints:
+    """How the walk treats a node beyond what its Avro shape says.
+
+    Set by converters of formats DataHub renders by rules other than Avro's (Protobuf,
+    JSON Schema); Avro nodes carry none.
+    """
+
+    token: str | None = None  # the path token ``[type=TOKEN]`` instead of the name's last part
+    field_type: Any = None  # a ``fields.FieldType`` emitted instead of the computed one
+    recursive: bool = False  # a record: emit its field marked recursive, without children
+    bare: bool = False  # the root record: no token of its own; its fields are top-level fields
+    part_of_key: bool | None = None  # the root: isPartOfKey of a key schema's fields (default: True)
+    # JSON Schema: the converter decides every emitted attribute itself.
+    emitted: Any = None  # a mapping of SchemaField attributes for the field emitted at this node, used as is
+    silent: bool = False  # the node emits no field of its own where the walk would emit one
+    null_members: bool = False  # a union: its nulls are plain members ([null, T] is not T's option)
+
+
+NO_HINTS = WalkHints()
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class Primitive:
     name: str  # one of PRIMITIVES
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "primitive"
 
@@ -58,6 +82,7 @@ class Enum:
     symbols: tuple[str, ...]
     doc: str | None = None
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "enum"
     type = "enum"
@@ -72,6 +97,7 @@ class Fixed:
     name: str  # full name
     size: int
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "fixed"
     type = "fixed"
@@ -90,6 +116,7 @@ class Field:
     doc: str | None = None
     default: Any = NO_DEFAULT
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "field"
 
@@ -104,6 +131,7 @@ class Record:
     fields: tuple[Field, ...]
     doc: str | None = None
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "record"
     type = "record"
@@ -117,6 +145,7 @@ class Record:
 class Array:
     items: "Type"
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "array"
     type = "array"
@@ -130,6 +159,7 @@ class Array:
 class Map:
     values: "Type"
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "map"
     type = "map"
@@ -143,6 +173,7 @@ class Map:
 class Union:
     members: tuple["Type", ...]
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    hints: WalkHints = NO_HINTS
 
     kind = "union"
     type = "union"
@@ -176,36 +207,3 @@ Type = _U[Primitive, Enum, Fixed, Record, Array, Map, Union, Ref]
 def deref(node: Any) -> Any:
     """The node itself, or the record a :class:`Ref` names."""
     return node.target if node.kind == "ref" else node
-
-
-#: The ``props`` key under which a converter leaves :class:`WalkHints` for the walk.
-HINTS = "__walk_hints__"
-
-
-@dataclass(frozen=True, slots=True)
-class WalkHints:
-    """How the walk treats a node beyond what its Avro shape says.
-
-    Set by converters of formats DataHub renders by rules other than Avro's (Protobuf).
-    Kept in ``props`` under :data:`HINTS` and never emitted as ``jsonProps``; only a
-    ``WalkHints`` instance counts, so a JSON property of that name (Avro) stays a property.
-    """
-
-    token: str | None = None  # the path token ``[type=TOKEN]`` instead of the name's last part
-    field_type: Any = None  # a ``fields.FieldType`` emitted instead of the computed one
-    recursive: bool = False  # a record: emit its field marked recursive, without children
-    bare: bool = False  # the root record: no token of its own; its fields are top-level fields
-    part_of_key: bool | None = None  # the root: isPartOfKey of a key schema's fields (default: True)
-    # JSON Schema: the converter decides every emitted attribute itself.
-    emitted: Any = None  # a mapping of SchemaField attributes for the field emitted at this node, used as is
-    silent: bool = False  # the node emits no field of its own where the walk would emit one
-    null_members: bool = False  # a union: its nulls are plain members ([null, T] is not T's option)
-
-
-NO_HINTS = WalkHints()
-
-
-def hints_of(node: Any) -> WalkHints:
-    """The :class:`WalkHints` a converter left on ``node``, else the empty ones."""
-    hints = getattr(node, "props", EMPTY).get(HINTS)
-    return hints if isinstance(hints, WalkHints) else NO_HINTS

@@ -54,7 +54,7 @@ from typing import Any, Iterable, Mapping
 
 from .errors import SchemaNormalizationError
 from .fields import FieldType
-from .model import HINTS, Array, Enum, Field, Primitive, Record, Type, WalkHints, frozen_props
+from .model import Array, Enum, Field, Primitive, Record, Type, WalkHints, frozen_props
 
 # FieldDescriptor.TYPE_* -> (path token, nativeDataType, DataHub type class)
 _SCALARS: dict[int, tuple[str, str, str]] = {
@@ -77,7 +77,6 @@ _SCALARS: dict[int, tuple[str, str, str]] = {
 _TYPE_ENUM = 14
 _LABEL_REPEATED = 3
 _UNION_TYPE = FieldType("UnionType")
-_NO_KEY = WalkHints(part_of_key=False)
 
 #: Most records one schema may expand to (recursive messages are unfolded per path).
 MAX_RECORDS = 100_000
@@ -429,17 +428,16 @@ class _Converter:
             roots = self.roots(file_desc.message_types_by_name.values())
         if len(roots) == 1:
             rec = self.record(roots[0], frozenset())
-            return Record(rec.name, rec.fields, None,
-                          frozen_props({HINTS: WalkHints(token=_token(rec.name), part_of_key=False)}))
+            return Record(rec.name, rec.fields, None, hints=WalkHints(token=_token(rec.name), part_of_key=False))
         fields = []
         for root in roots:
             rec = self.record(root, frozenset())
-            props = {"native_data_type": "message", HINTS: WalkHints(token=_token(root.full_name))}
-            fields.append((f"[type={_token(root.full_name)}].{root.name}",
-                           Field(root.name, Record(rec.name, rec.fields, None, frozen_props(props)))))
+            props = frozen_props({"native_data_type": "message"})
+            node = Record(rec.name, rec.fields, None, props, WalkHints(token=_token(root.full_name)))
+            fields.append((f"[type={_token(root.full_name)}].{root.name}", Field(root.name, node)))
         fields.sort(key=lambda pair: pair[0])
         bare = WalkHints(bare=True, part_of_key=False)
-        return Record(file_desc.package or "", tuple(f for _, f in fields), None, frozen_props({HINTS: bare}))
+        return Record(file_desc.package or "", tuple(f for _, f in fields), None, hints=bare)
 
     def record(self, msg: Any, above: frozenset) -> Record:
         """The record of ``msg`` reached below the messages ``above`` (only its own component matters)."""
@@ -466,13 +464,13 @@ class _Converter:
                 members.append(self.field(field, below))
         for oneof in msg.oneofs:
             inner = sorted((self.field(f, below) for f in oneof.fields), key=lambda pair: pair[0])
-            props = {"native_data_type": "oneof", "_nullable": True,
-                     HINTS: WalkHints(token="union", field_type=_UNION_TYPE)}
-            node = Record(oneof.full_name, tuple(f for _, f in inner), None, frozen_props(props))
+            props = frozen_props({"native_data_type": "oneof", "_nullable": True})
+            node = Record(oneof.full_name, tuple(f for _, f in inner), None, props,
+                          WalkHints(token="union", field_type=_UNION_TYPE))
             members.append((f"[type=union].{oneof.name}", Field(oneof.name, node)))
         members.sort(key=lambda pair: pair[0])
-        props = {"native_data_type": name, "_nullable": True, HINTS: WalkHints(token=_token(name))}
-        rec = Record(name, tuple(f for _, f in members), None, frozen_props(props))
+        props = frozen_props({"native_data_type": name, "_nullable": True})
+        rec = Record(name, tuple(f for _, f in members), None, props, WalkHints(token=_token(name)))
         self.records[key] = rec
         return rec
 
@@ -484,9 +482,8 @@ class _Converter:
             native = msg.full_name
             token = _token(native)
             if native in below:
-                hints = WalkHints(token=token, recursive=True)
-                node: Type = Record(native, (), None,
-                                    frozen_props({"native_data_type": native, "_nullable": True, HINTS: hints}))
+                node: Type = Record(native, (), None, frozen_props({"native_data_type": native, "_nullable": True}),
+                                    WalkHints(token=token, recursive=True))
             else:
                 node = self.record(msg, below)
         elif field.type == _TYPE_ENUM:
@@ -501,7 +498,7 @@ class _Converter:
             node = self.scalar(field.type, repeated)
         if repeated:
             hints = WalkHints(field_type=FieldType("ArrayType", nested_type=(native,)))
-            node = Array(node, frozen_props({"native_data_type": native, "_nullable": True, HINTS: hints}))
+            node = Array(node, frozen_props({"native_data_type": native, "_nullable": True}), hints)
             return f"[type=array].[type={token}].{field.name}", Field(field.name, node)
         return f"[type={token}].{field.name}", Field(field.name, node)
 
@@ -509,9 +506,12 @@ class _Converter:
         node = self.scalars.get((kind, item))
         if node is None:
             token, native, cls = _SCALARS[kind]
-            props = {} if item else {"native_data_type": native, "_nullable": True,
-                                      HINTS: WalkHints(field_type=FieldType(cls))}
-            node = self.scalars[(kind, item)] = Primitive(token, frozen_props(props))
+            if item:
+                node = Primitive(token)
+            else:
+                node = Primitive(token, frozen_props({"native_data_type": native, "_nullable": True}),
+                                 WalkHints(field_type=FieldType(cls)))
+            self.scalars[(kind, item)] = node
         return node
 
     def enum(self, desc: Any, item: bool) -> Enum:

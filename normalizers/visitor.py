@@ -8,6 +8,9 @@ Where DataHub never terminates (a record reaching itself through ``["null", Self
 any walk that comes back to a record in a state it was already expanded in), this walk
 stops at the repeated record, emits the field without children and marks it
 ``recursive``.
+
+Nodes may carry :class:`~.model.WalkHints` from converters of formats that DataHub renders
+by other rules (a path token, a pinned field type, a field emitted as given).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import json
 from typing import Any
 
 from .fields import FieldType, SchemaField
-from .model import NO_DEFAULT, Type, WalkHints, deref, hints_of
+from .model import NO_DEFAULT, Type, deref
 from .paths import KEY_TOKEN, VERSION_TOKEN
 
 _TYPE_CLASS = {
@@ -46,8 +49,13 @@ _LOGICAL_TYPE_CLASS = {
     "timestamp-millis": "TimeType",
     "uuid": "StringType",
 }
+#: One shared FieldType per class without array/map details.
+_PLAIN_TYPES = {cls: FieldType(cls) for cls in {*_TYPE_CLASS.values(), *_LOGICAL_TYPE_CLASS.values()}}
 # A field emits itself where it reaches one of these (DataHub's "non-nested" types).
 _EMITTING = frozenset({"union", "primitive", "fixed", "enum"})
+_SIMPLE = frozenset({"primitive", "fixed", "enum"})
+_NESTED = frozenset({"record", "union", "array", "map"})
+_CONTAINERS = frozenset({"array", "field", "map", "record"})
 _PROPS_SKIPPED = ("_nullable", "native_data_type")
 
 
@@ -56,13 +64,9 @@ def walk(root: Type, *, key: bool = False) -> list[SchemaField]:
     return _Walk(key).run(root)
 
 
-def _strip_namespace(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
 def _option(node: Any) -> Any:
     """The non-null member of a two-member union with ``null``, else None."""
-    if node.kind == "union" and len(node.members) == 2 and not hints_of(node).null_members:
+    if node.kind == "union" and len(node.members) == 2 and not node.hints.null_members:
         first, second = node.members
         if deref(first).type == "null":
             return deref(second)
@@ -76,36 +80,42 @@ def _type_name(node: Any) -> str:
     return node.logical_type or node.type
 
 
+def _token(simple: str) -> str:
+    if simple.startswith("__struct"):
+        if simple.startswith("__struct_"):
+            return "struct"
+        if simple.startswith("__structn_"):
+            return "struct{}".format(simple.split("_")[3])
+    return simple
+
+
+def _field_token(fld: Any) -> str:
+    """A field's path token: its name (the part after the last dot)."""
+    return _token(fld.hints.token or fld.name.rsplit(".", 1)[-1])
+
+
 def _annotation(node: Any) -> str:
-    """The path token for a node: a record's short name, a field's name, else its type."""
-    kind = node.kind
-    if kind in ("record", "field"):
-        simple = hints_of(node).token or _strip_namespace(node.name)
+    """The path token for a type: ``[type=X]`` with a record's short name, else its type."""
+    if node.kind == "record":
+        simple = node.hints.token or node.name.rsplit(".", 1)[-1]
     elif (opt := _option(node)) is not None:
         simple = opt.type
     else:
-        simple = hints_of(node).token or node.type
-    if simple.startswith("__struct_"):
-        simple = "struct"
-    elif simple.startswith("__structn_"):
-        simple = "struct{}".format(simple.split("_")[3])
-    return simple if kind == "field" else f"[type={simple}]"
+        simple = node.hints.token or node.type
+    return f"[type={_token(simple)}]"
 
 
 def _nullable(node: Any) -> bool:
-    node = deref(node)
     kind = node.kind
-    if kind == "field":
-        return _nullable(node.type)
-    if kind == "union":
-        return any(_nullable(m) for m in node.members)
     if kind == "primitive" and node.name == "null":
         return True
-    return bool(node.props.get("_nullable", False))
+    if kind == "union":
+        return any(_nullable(m) for m in node.members)
+    return bool(deref(node).props.get("_nullable", False))
 
 
 def _column_type(node: Any, logical: Any) -> FieldType:
-    pinned = hints_of(node).field_type
+    pinned = node.hints.field_type
     if pinned is not None:
         return pinned
     cls = _TYPE_CLASS.get(node.type)
@@ -117,7 +127,7 @@ def _column_type(node: Any, logical: Any) -> FieldType:
         return FieldType(cls, nested_type=(_type_name(deref(node.items)),))
     if cls == "MapType" and node.kind == "map":
         return FieldType(cls, key_type="string", value_type=_type_name(deref(node.values)))
-    return FieldType(cls)
+    return _PLAIN_TYPES[cls]
 
 
 def _children(node: Any) -> tuple:
@@ -130,13 +140,11 @@ def _children(node: Any) -> tuple:
         opt = _option(node)
         if opt is not None:
             return (opt,)
-        if hints_of(node).null_members:
+        if node.hints.null_members:
             return node.members
         return tuple(m for m in node.members if deref(m).type != "null")
     if kind == "record":
         return node.fields
-    if kind == "field":
-        return (node.type,)
     return ()
 
 
@@ -153,42 +161,51 @@ class _Walk:
         self.out: list[SchemaField] = []
 
     def run(self, root: Type) -> list[SchemaField]:
-        hints = hints_of(deref(root))
+        root = deref(root)
+        hints = root.hints
         if hints.part_of_key is not None:
             self.part_of_key = self.key and hints.part_of_key
-        if hints.bare and deref(root).kind == "record":
-            for child in deref(root).fields:  # no token of its own: its fields are top-level
-                self.visit(child)
+        if hints.bare and root.kind == "record":
+            for child in root.fields:  # no token of its own: its fields are top-level
+                self.field(child)
         else:
             self.visit(root)
         return self.out
 
     def visit(self, node: Any) -> None:
-        node = deref(node)
-        kind = node.kind
-        if kind == "field":
-            self.fields.append(node)
-            self.visit(node.type)
-            self.fields.pop()
-        elif kind in ("record", "union", "array", "map"):
+        """A type: nested ones walk on; a simple one emits the innermost field (or itself)."""
+        if node.kind == "ref":
+            node = node.target
+        if node.kind in _NESTED:
             self.nested(node)
+            return
+        self.stack.append(_annotation(node))
+        if self.fields:
+            self.last_field(trigger=node)
         else:
-            self.stack.append(_annotation(node))
-            self.emit(node, node)
-            self.stack.pop()
+            self.emit_type(node, node)
+        self.stack.pop()
+
+    def field(self, fld: Any) -> None:
+        self.fields.append(fld)
+        self.visit(fld.type)
+        self.fields.pop()
 
     def nested(self, node: Any) -> None:
         recurse = True
         is_record = node.kind == "record"
         if is_record:
-            if node.name in self.seen or hints_of(node).recursive:
+            if node.name in self.seen or node.hints.recursive:
                 recurse = False
             else:
                 self.seen.append(node.name)
         actual = _option(node) or node
         self.stack.append(_annotation(actual))
-        if actual.kind in _EMITTING or (not self.fields and hints_of(actual).emitted is not None):
-            self.emit(node, actual)
+        if actual.kind in _EMITTING or (not self.fields and actual.hints.emitted is not None):
+            if self.fields and actual.kind not in _CONTAINERS:
+                self.last_field(trigger=actual)
+            else:
+                self.emit_type(node, actual)
         if actual.kind == "record" and self.fields:
             self.last_field(actual if recurse else None, recursive=not recurse, trigger=actual)
         elif recurse:
@@ -201,7 +218,7 @@ class _Walk:
         if node.kind == "record":
             self.expanding.append((node.name, frozenset(self.seen)))
             for child in node.fields:
-                self.visit(child)
+                self.field(child)
             self.expanding.pop()
         else:
             for child in _children(node):
@@ -213,67 +230,74 @@ class _Walk:
             # DataHub would expand this record forever: stop here.
             into, recursive = None, True
         fld = self.fields[-1]
-        self.stack.append(_annotation(fld))
-        default = None if fld.default is NO_DEFAULT else fld.default
-        self.emit(fld, fld, fld.doc or None, default, recursive, trigger)
+        self.stack.append(_field_token(fld))
+        self.emit_field(fld, recursive, trigger if trigger is not None else fld)
         if into is not None:
             self.expand(into)
         self.stack.pop()
 
-    def emit(self, node: Any, actual: Any, description: Any = None, default: Any = None,
-             recursive: bool = False, trigger: Any = None) -> None:
-        if actual.kind not in ("array", "field", "map", "record") and self.fields:
-            self.last_field(trigger=actual)
-            return
-        hints = hints_of(trigger if trigger is not None else actual)  # the node the field is emitted for
+    def emit_field(self, fld: Any, recursive: bool, trigger: Any) -> None:
+        """The field ``fld``, at the current path; ``trigger`` is the node it is emitted for."""
+        hints = trigger.hints
         if hints.silent:
             return
         if hints.emitted is not None:
             self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
             return
-        outer = node
-        if node.kind == "field":
-            node = deref(node.type)
-            actual = _option(node) or node
+        node = deref(fld.type)
+        actual = _option(node) or node
+        description = fld.doc or None
         if not description and actual.kind in ("record", "enum") and actual.doc:
             description = actual.doc
-        if default is not None:
+        default = fld.default
+        if default is not NO_DEFAULT and default is not None:
             description = f"{description if description else ''}\nField default value: {default}"
-
         native = self.stack[-2] if node.kind == "union" else self.stack[-1]
+        self.add(fld, node, actual, native, description, recursive, fld.props.get("logicalType"))
+
+    def emit_type(self, node: Any, actual: Any) -> None:
+        """A type emitted for itself, outside any field (a root that is not a record, a union)."""
+        hints = actual.hints
+        if hints.silent:
+            return
+        if hints.emitted is not None:
+            self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
+            return
+        description = actual.doc if actual.kind in ("record", "enum") and actual.doc else None
+        native = self.stack[-2] if node.kind == "union" else self.stack[-1]
+        self.add(node, node, actual, native, description, False, None)
+
+    def add(self, outer: Any, node: Any, actual: Any, native: str, description: Any, recursive: bool,
+            outer_logical: Any) -> None:
         if native.startswith("[type="):
             native = native[6:-1]
-        native = actual.props.get("native_data_type", native)
-
-        merged: dict[str, Any] = {}
-        merged.update(outer.props)
-        merged.update(node.props)
-        merged.update(actual.props)
-
+        props = actual.props
+        if props:
+            native = props.get("native_data_type", native)
         tags: tuple[str, ...] = ()
-        if "deprecated" in merged:
-            description = (
-                f'<span style="color:red">DEPRECATED: {merged["deprecated"]}</span>\n' + description
-                if description
-                else ""
-            )
-            tags = ("Deprecated",)
-
-        logical = actual.logical_type or outer.props.get("logicalType")
-        json_props = {
-            k: v for k, v in merged.items() if k not in _PROPS_SKIPPED and not isinstance(v, WalkHints)
-        } if merged else None
+        json_props = None
+        if outer.props or node.props or props:
+            merged: dict[str, Any] = {**outer.props, **node.props, **props}
+            if "deprecated" in merged:
+                description = (
+                    f'<span style="color:red">DEPRECATED: {merged["deprecated"]}</span>\n' + description
+                    if description
+                    else ""
+                )
+                tags = ("Deprecated",)
+            kept = {k: v for k, v in merged.items() if k not in _PROPS_SKIPPED}
+            if kept:
+                json_props = json.dumps(kept)
         self.out.append(
             SchemaField(
-                fieldPath=".".join(self.stack),
-                type=_column_type(actual, logical),
-                nativeDataType=native,
-                nullable=_nullable(node),
-                description=description,
-                recursive=recursive,
-                isPartOfKey=self.part_of_key,
-                jsonProps=json.dumps(json_props) if json_props else None,
-                tags=tags,
+                ".".join(self.stack),
+                _column_type(actual, actual.logical_type or outer_logical),
+                native,
+                _nullable(node),
+                description,
+                recursive,
+                self.part_of_key,
+                json_props,
+                tags,
             )
         )
-
