@@ -15,9 +15,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: install
-	$(VENV)/bin/fieldgraph normalize examples/schemas/orders.avsc
+	$(VENV)/bin/fieldgraph ingest examples/events
+	$(VENV)/bin/fieldgraph lineage upstream 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
 test: install
+	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
 	$(PY) -m pytest
 
 bench: install

@@ -1,0 +1,5 @@
+// Placeholder datasets with no field, no incoming lineage and no lineage aspect of their own.
+MATCH (d:Dataset {placeholder: true})
+WHERE NOT (d)-[:HasField]->() AND NOT ()-[:DataDerivedFrom]->(d)
+  AND d.upstreamLineageTs IS NULL AND d.datasetUpstreamLineageTs IS NULL
+DELETE d

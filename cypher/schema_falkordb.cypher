@@ -1,0 +1,5 @@
+// Indexes for the embedded FalkorDB store (unique constraints are added with GRAPH.CONSTRAINT).
+CREATE INDEX FOR (d:Dataset) ON (d.urn);
+CREATE INDEX FOR (d:Dataset) ON (d.placeholder);
+CREATE INDEX FOR (f:DatasetField) ON (f.urn);
+CREATE INDEX FOR (f:DatasetField) ON (f.placeholder);

@@ -1,0 +1,5 @@
+// Constraints and indexes for Neo4j.
+CREATE CONSTRAINT dataset_urn IF NOT EXISTS FOR (d:Dataset) REQUIRE d.urn IS UNIQUE;
+CREATE CONSTRAINT dataset_field_urn IF NOT EXISTS FOR (f:DatasetField) REQUIRE f.urn IS UNIQUE;
+CREATE INDEX dataset_placeholder IF NOT EXISTS FOR (d:Dataset) ON (d.placeholder);
+CREATE INDEX dataset_field_placeholder IF NOT EXISTS FOR (f:DatasetField) ON (f.placeholder);

@@ -1,0 +1,51 @@
+"""The named Cypher statements shipped in ``fieldgraph.cypher`` (one vocabulary for every backend)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+_DEPTH = re.compile(r"\*1\.\.10\b")
+
+
+@lru_cache(maxsize=None)
+def statements(name: str) -> tuple[str, ...]:
+    """The statements of ``cypher/<name>.cypher``: split on ``;``, full-line ``//`` comments dropped."""
+    text = resources.files("fieldgraph.cypher").joinpath(f"{name}.cypher").read_text(encoding="utf-8")
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    return tuple(s.strip() for s in body.split(";") if s.strip())
+
+
+def statement(name: str) -> str:
+    (stmt,) = statements(name)
+    return stmt
+
+
+def with_depth(cypher: str, depth: int | None) -> str:
+    """The statement with its variable-length bound ``*1..10`` set to ``*1..depth`` (``*1..`` if None)."""
+    return _DEPTH.sub(f"*1..{depth}" if depth else "*1..", cypher)
+
+
+def names() -> list[str]:
+    return sorted(p.name[:-len(".cypher")] for p in resources.files("fieldgraph.cypher").iterdir()
+                  if p.name.endswith(".cypher"))
+
+
+#: statements only the FalkorDB stores send
+FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb")
+
+
+def neo4j_statements() -> list[tuple[str, str]]:
+    """(name, statement) for every statement the Neo4j backend can send, depth variants included."""
+    out: list[tuple[str, str]] = []
+    for name in names():
+        if name in FALKORDB_ONLY:
+            continue
+        for i, stmt in enumerate(statements(name)):
+            label = name if len(statements(name)) == 1 else f"{name}[{i}]"
+            out.append((label, stmt))
+            if _DEPTH.search(stmt):
+                out.append((f"{label}(depth=3)", with_depth(stmt, 3)))
+                out.append((f"{label}(unbounded)", with_depth(stmt, None)))
+    return out

@@ -1,0 +1,296 @@
+"""Graph stores: one small interface over embedded FalkorDB, a FalkorDB server and Neo4j.
+
+``open_store(uri)`` picks the backend from ``--graph``/``FIELDGRAPH_GRAPH``:
+
+- ``embedded`` or ``embedded:PATH`` (default; data folder ``.fieldgraph/`` or ``FIELDGRAPH_DATA``)
+- ``falkordb://[:password@]host:port[/graph]`` (a FalkorDB server) or ``falkordb+unix:///path/to/sock[?graph=g]``
+- ``bolt://``, ``bolt+s://``, ``neo4j://``, ``neo4j+s://`` (Neo4j; user, password and database from the URI
+  or ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``)
+
+Every store runs the statements in ``cypher/``; rows are written in batches of ``batch_size``,
+one round-trip (and for Neo4j one managed write transaction, retried on transient errors) per batch.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import Any, Mapping, Sequence
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from . import cypher as cy
+from .embedded import EmbeddedServer
+from .errors import GraphError, GraphURIError
+
+DEFAULT_GRAPH = "fieldgraph"
+DEFAULT_BATCH = 2000
+
+
+class GraphStore(ABC):
+    backend: str = ""
+    batch_size: int = DEFAULT_BATCH
+
+    @abstractmethod
+    def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
+            timeout_ms: int | None = None) -> list[dict[str, Any]]:
+        """Run one statement; rows as dicts of plain Python values."""
+
+    def run_rows(self, cypher: str, rows: Sequence[Mapping[str, Any]], batch_size: int | None = None) -> None:
+        """Run an ``UNWIND $rows`` statement over ``rows`` in batches."""
+        n = batch_size or self.batch_size
+        for i in range(0, len(rows), n):
+            self.run(cypher, {"rows": list(rows[i:i + n])}, write=True)
+
+    def run_named(self, name: str, params: Mapping[str, Any] | None = None, **kw: Any) -> list[dict[str, Any]]:
+        return self.run(cy.statement(name), params, **kw)
+
+    def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
+        """Compact dataset state rows for the planner (see ``cypher/read_state.cypher``)."""
+        return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]
+
+    @abstractmethod
+    def ensure_schema(self) -> None:
+        """Create the indexes and constraints (idempotent)."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Delete the whole graph."""
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> str:
+        return self.backend
+
+    def __enter__(self) -> "GraphStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+# --- FalkorDB -----------------------------------------------------------------------------------------
+
+
+def _plain(v: Any) -> Any:
+    """FalkorDB client values (Node, Edge, Path, OrderedDict) as plain Python values."""
+    from falkordb import Edge, Node, Path
+
+    if isinstance(v, Node):
+        return {"labels": list(v.labels or []), **dict(v.properties)}
+    if isinstance(v, Edge):
+        return {"type": v.relation, **dict(v.properties)}
+    if isinstance(v, Path):
+        return {"nodes": [_plain(n) for n in v.nodes()], "edges": [_plain(e) for e in v.edges()]}
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    return v
+
+
+class FalkorStore(GraphStore):
+    backend = "falkordb"
+
+    def __init__(self, *, graph: str = DEFAULT_GRAPH, unix_socket: str | None = None, host: str = "localhost",
+                 port: int = 6379, password: str | None = None, server: EmbeddedServer | None = None,
+                 batch_size: int = DEFAULT_BATCH) -> None:
+        from falkordb import FalkorDB
+
+        self.server = server
+        self.graph_name = graph
+        self.batch_size = batch_size
+        self.where = f"embedded FalkorDB in {server.data_dir}" if server else (
+            f"FalkorDB at {unix_socket}" if unix_socket else f"FalkorDB at {host}:{port}")
+        try:
+            if unix_socket:
+                self.db = FalkorDB(unix_socket_path=unix_socket, password=password)
+            else:
+                self.db = FalkorDB(host=host, port=port, password=password)
+            self.db.connection.ping()
+        except Exception as exc:
+            raise GraphError(f"cannot reach {self.where}: {exc}") from None
+        self.graph = self.db.select_graph(graph)
+
+    def describe(self) -> str:
+        return f"{self.where}, graph {self.graph_name!r}"
+
+    def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
+            timeout_ms: int | None = None) -> list[dict[str, Any]]:
+        from redis.exceptions import ResponseError
+
+        try:
+            if write:
+                res = self.graph.query(cypher, dict(params or {}), timeout=timeout_ms)
+            else:
+                res = self.graph.ro_query(cypher, dict(params or {}), timeout=timeout_ms)
+        except ResponseError as exc:
+            msg = str(exc)
+            if not write and "empty key" in msg:
+                return []  # the graph does not exist yet: nothing to read
+            if "timed out" in msg.lower():
+                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
+            raise GraphError(f"{self.describe()} refused the statement: {msg}\n  {cypher.splitlines()[0][:120]}") \
+                from None
+        except Exception as exc:
+            raise GraphError(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+        if not res.header:
+            return []
+        cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
+        cols = [c.decode() if isinstance(c, bytes) else c for c in cols]
+        return [dict(zip(cols, (_plain(v) for v in row))) for row in res.result_set]
+
+    def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
+        import json
+
+        rows = self.run(cy.statement("read_state_falkordb"), {"urns": list(urns)})
+        return json.loads(rows[0]["state"]) if rows else []
+
+    def ensure_schema(self) -> None:
+        existing = {(i.get("label"), (p,)) for i in self._indices() for p in i.get("properties") or []}
+        for stmt in cy.statements("schema_falkordb"):
+            # CREATE INDEX FOR (x:Label) ON (x.prop)
+            label = stmt.split(":", 1)[1].split(")", 1)[0]
+            prop = stmt.rsplit(".", 1)[1].rstrip(")")
+            if (label, (prop,)) not in existing:
+                self.run(stmt, write=True)
+        have = {(c["label"], tuple(c["properties"])) for c in self.graph.list_constraints()}
+        for label in ("Dataset", "DatasetField"):
+            if (label, ("urn",)) not in have:
+                try:
+                    self.graph.create_node_unique_constraint(label, "urn")
+                except Exception as exc:
+                    if "already exists" not in str(exc):
+                        raise GraphError(f"cannot create the unique constraint on {label}.urn: {exc}") from None
+
+    def _indices(self) -> list[dict[str, Any]]:
+        rows = self.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
+        return rows
+
+    def clear(self) -> None:
+        try:
+            self.graph.delete()
+        except Exception as exc:
+            if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
+                raise GraphError(f"cannot delete graph {self.graph_name!r}: {exc}") from None
+
+    def close(self) -> None:
+        try:
+            self.db.connection.close()
+        except Exception:
+            pass
+        if self.server is not None:
+            self.server.stop()
+
+
+class QueryTimeout(GraphError):
+    """A read went over its time budget."""
+
+
+# --- Neo4j --------------------------------------------------------------------------------------------
+
+
+class Neo4jStore(GraphStore):
+    backend = "neo4j"
+
+    def __init__(self, uri: str, *, user: str | None = None, password: str | None = None,
+                 database: str | None = None, batch_size: int = DEFAULT_BATCH) -> None:
+        try:
+            import neo4j
+        except ImportError:
+            raise GraphError("the Neo4j backend needs the neo4j package (pip install neo4j)") from None
+        self._neo4j = neo4j
+        self.uri = uri
+        self.database = database or os.environ.get("NEO4J_DATABASE") or None
+        self.batch_size = batch_size
+        user = user or os.environ.get("NEO4J_USERNAME") or os.environ.get("NEO4J_USER") or "neo4j"
+        password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
+        try:
+            self.driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+            self.driver.verify_connectivity()
+        except Exception as exc:
+            raise GraphError(f"cannot reach Neo4j at {uri}: {exc}") from None
+
+    def describe(self) -> str:
+        return f"Neo4j at {self.uri}, database {self.database or '(default)'}"
+
+    def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
+            timeout_ms: int | None = None) -> list[dict[str, Any]]:
+        neo4j = self._neo4j
+        query = neo4j.Query(cypher, timeout=(timeout_ms / 1000.0) if timeout_ms else None)
+
+        def work(tx: Any) -> list[dict[str, Any]]:
+            return [r.data() for r in tx.run(query, dict(params or {}))]
+
+        try:
+            with self.driver.session(database=self.database) as session:
+                # managed transactions: the driver retries transient errors
+                return session.execute_write(work) if write else session.execute_read(work)
+        except neo4j.exceptions.ClientError as exc:
+            if "Timeout" in (exc.code or ""):
+                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
+            raise GraphError(f"{self.describe()} refused the statement: {exc.message}") from None
+        except neo4j.exceptions.Neo4jError as exc:
+            raise GraphError(f"{self.describe()}: {exc}") from None
+
+    def ensure_schema(self) -> None:
+        for stmt in cy.statements("schema_neo4j"):
+            self.run(stmt, write=True)
+
+    def clear(self) -> None:
+        # CALL { } IN TRANSACTIONS needs an auto-commit transaction, not a managed one
+        with self.driver.session(database=self.database) as session:
+            session.run(cy.statement("clear_neo4j")).consume()
+
+    def close(self) -> None:
+        self.driver.close()
+
+
+# --- choosing a backend -----------------------------------------------------------------------------
+
+
+def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: str | None = None,
+               batch_size: int = DEFAULT_BATCH, schema: bool = True) -> GraphStore:
+    """The store ``uri`` names (default: ``FIELDGRAPH_GRAPH``, else the embedded FalkorDB)."""
+    uri = uri or os.environ.get("FIELDGRAPH_GRAPH") or "embedded"
+    graph = graph or os.environ.get("FIELDGRAPH_GRAPH_NAME") or DEFAULT_GRAPH
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower() if "://" in uri else uri.split(":", 1)[0].lower()
+    store: GraphStore
+    if scheme == "embedded":
+        path = uri.split(":", 1)[1] if ":" in uri else None
+        if path and path.startswith("//"):
+            path = path[2:]
+        server = EmbeddedServer(path or data_dir).start()
+        try:
+            store = FalkorStore(graph=graph, unix_socket=str(server.socket), server=server, batch_size=batch_size)
+        except Exception:
+            server.stop()
+            raise
+    elif scheme in ("falkordb", "redis"):
+        if not parts.hostname:
+            raise GraphURIError(f"{uri!r}: expected falkordb://host:port[/graph]")
+        g = parts.path.strip("/") or graph
+        store = FalkorStore(graph=g, host=parts.hostname, port=parts.port or 6379,
+                            password=unquote(parts.password) if parts.password else None, batch_size=batch_size)
+    elif scheme in ("falkordb+unix", "unix"):
+        q = parse_qs(parts.query)
+        store = FalkorStore(graph=q.get("graph", [graph])[0], unix_socket=parts.path, batch_size=batch_size)
+    elif scheme in ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"):
+        q = parse_qs(parts.query)
+        clean = uri.split("?", 1)[0]
+        if parts.username:
+            clean = clean.replace(parts.netloc, parts.hostname + (f":{parts.port}" if parts.port else ""))
+        store = Neo4jStore(clean, user=unquote(parts.username) if parts.username else None,
+                           password=unquote(parts.password) if parts.password else None,
+                           database=q.get("database", [None])[0], batch_size=batch_size)
+    else:
+        raise GraphURIError(f"unknown graph URI {uri!r}: use embedded[:PATH], falkordb://host:port[/graph], "
+                            "falkordb+unix:///socket, bolt://host:7687 or neo4j://host:7687")
+    if schema:
+        try:
+            store.ensure_schema()
+        except Exception:
+            store.close()
+            raise
+    return store

@@ -1,0 +1,485 @@
+"""DataHub change events and the aspects fieldgraph reads from them: strict pydantic models.
+
+Envelopes, as they travel on Kafka in JSON:
+
+- ``MetadataChangeProposal`` / ``MetadataChangeLog``: ``entityUrn``, ``changeType``, ``aspectName``,
+  ``aspect: {"value": "<aspect JSON as a string>", "contentType": "application/json"}``.
+- legacy snapshots: ``MetadataChangeEvent`` (``proposedSnapshot``) and ``MetadataAuditEvent``
+  (``newSnapshot``), aspects keyed by their class name (``com.linkedin.pegasus2avro.schema.SchemaMetadata``).
+
+Aspects: ``schemaMetadata``, ``upstreamLineage`` (``fineGrainedLineages``) and the RFC's
+``datasetUpstreamLineage`` (``fieldMappings``).
+
+:func:`decode_event` turns one JSON object into :class:`AspectChange` items (one per dataset
+aspect fieldgraph understands); anything wrong raises :class:`EventError` naming the place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from fieldgraph.normalizers import FieldgraphError, SchemaField, UrnError
+from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn
+
+SCHEMA_METADATA = "schemaMetadata"
+UPSTREAM_LINEAGE = "upstreamLineage"
+DATASET_UPSTREAM_LINEAGE = "datasetUpstreamLineage"
+DATASET_KEY = "datasetKey"
+LINEAGE_ASPECTS = (UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE)
+
+_NAMESPACES = ("com.linkedin.pegasus2avro.", "com.linkedin.")
+#: snapshot aspect class (without namespace) -> aspect name
+_SNAPSHOT_ASPECTS = {
+    "schema.SchemaMetadata": SCHEMA_METADATA,
+    "dataset.UpstreamLineage": UPSTREAM_LINEAGE,
+    "dataset.DatasetUpstreamLineage": DATASET_UPSTREAM_LINEAGE,
+    "DatasetUpstreamLineage": DATASET_UPSTREAM_LINEAGE,
+}
+_AVRO_UNION_BRANCHES = {"string", "long", "int", "float", "double", "boolean", "bytes", "array", "map"}
+
+
+class EventError(FieldgraphError, ValueError):
+    """An event cannot be read: ``where`` names the place in the event, ``reason`` what is wrong."""
+
+    def __init__(self, reason: str, *, where: str | None = None) -> None:
+        self.reason = reason
+        self.where = where
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+def unwrap_union(value: Any) -> Any:
+    """Undo Avro's JSON union encoding (``{"string": "x"}`` -> ``"x"``, ``{"com.x.Y": {...}}`` -> ``{...}``)."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((k, v),) = value.items()
+        if k in _AVRO_UNION_BRANCHES or k.startswith("com.linkedin."):
+            return v
+    return value
+
+
+def short_class(name: str) -> str:
+    for ns in _NAMESPACES:
+        if name.startswith(ns):
+            return name[len(ns):]
+    return name
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class _Open(BaseModel):
+    """Aspect records: unknown attributes (DataHub adds some over time) are kept, not refused."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class ChangeType(str, Enum):
+    UPSERT = "UPSERT"
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    PATCH = "PATCH"
+    RESTATE = "RESTATE"
+    CREATE_ENTITY = "CREATE_ENTITY"
+
+
+class AuditStamp(_Open):
+    time: int = 0
+    actor: Optional[str] = None
+
+
+class GenericAspect(_Strict):
+    value: str
+    contentType: str = "application/json"
+
+    @field_validator("contentType")
+    @classmethod
+    def _json_only(cls, v: str) -> str:
+        if v != "application/json":
+            raise ValueError(f"contentType {v!r} is not supported; only application/json")
+        return v
+
+
+class MetadataChangeProposal(_Strict):
+    auditHeader: Optional[dict[str, Any]] = None
+    entityType: str
+    entityUrn: Optional[str] = None
+    entityKeyAspect: Optional[GenericAspect] = None
+    changeType: ChangeType
+    aspectName: Optional[str] = None
+    aspect: Optional[GenericAspect] = None
+    systemMetadata: Optional[dict[str, Any]] = None
+    headers: Optional[dict[str, str]] = None
+
+
+class MetadataChangeLog(MetadataChangeProposal):
+    previousAspectValue: Optional[GenericAspect] = None
+    previousSystemMetadata: Optional[dict[str, Any]] = None
+    created: Optional[AuditStamp] = None
+
+
+# --- aspects ---------------------------------------------------------------------------------
+
+
+class SchemaMetadata(_Open):
+    schemaName: str = ""
+    platform: str = ""
+    version: int = 0
+    created: Optional[AuditStamp] = None
+    lastModified: Optional[AuditStamp] = None
+    deleted: Optional[AuditStamp] = None
+    dataset: Optional[str] = None
+    cluster: Optional[str] = None
+    hash: str = ""
+    platformSchema: dict[str, Any] = Field(default_factory=dict)
+    fields: Optional[list[dict[str, Any]]] = None
+    _fields: Optional[list[SchemaField]] = PrivateAttr(default=None)
+
+    @field_validator("dataset", "cluster", mode="before")
+    @classmethod
+    def _unwrap(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+    @field_validator("created", "lastModified", "deleted", mode="before")
+    @classmethod
+    def _unwrap_stamp(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+    @property
+    def platform_schema_class(self) -> str | None:
+        if len(self.platformSchema) == 1:
+            return short_class(next(iter(self.platformSchema))).rsplit(".", 1)[-1]
+        return None
+
+    @property
+    def platform_schema_body(self) -> dict[str, Any]:
+        if len(self.platformSchema) == 1:
+            body = next(iter(self.platformSchema.values()))
+            return body if isinstance(body, dict) else {}
+        return self.platformSchema
+
+    def schema_fields(self, where: str = "schemaMetadata") -> list[SchemaField]:
+        """The fields: ``fields`` when present, else the platform schema normalized (computed once)."""
+        if self._fields is None:
+            self._fields = self._schema_fields(where)
+        return self._fields
+
+    def _schema_fields(self, where: str) -> list[SchemaField]:
+        if self.fields is not None:
+            out = []
+            for i, f in enumerate(self.fields):
+                try:
+                    out.append(SchemaField.from_datahub(f))
+                except ValueError as exc:
+                    raise EventError(str(exc), where=f"{where}.fields[{i}]") from None
+            return out
+        return _normalize_platform_schema(self, where)
+
+
+_DOC_TYPE_FORMATS = {"AVRO": "avro", "PROTOBUF": "protobuf", "JSON": "json-schema"}
+
+
+def _normalize_platform_schema(meta: SchemaMetadata, where: str) -> list[SchemaField]:
+    from fieldgraph.normalizers import normalize
+
+    cls = meta.platform_schema_class
+    body = meta.platform_schema_body
+    parts: list[tuple[str, str, bool]] = []  # (schema text, format, key)
+    if cls == "KafkaSchema":
+        fmt = _DOC_TYPE_FORMATS.get(unwrap_union(body.get("documentSchemaType")) or "AVRO")
+        if fmt is None:
+            raise EventError(f"documentSchemaType {body.get('documentSchemaType')!r} is not one fieldgraph reads",
+                             where=f"{where}.platformSchema")
+        key_schema = unwrap_union(body.get("keySchema"))
+        if key_schema:
+            key_fmt = _DOC_TYPE_FORMATS.get(unwrap_union(body.get("keySchemaType")) or "AVRO", fmt)
+            parts.append((key_schema, key_fmt, True))
+        if not body.get("documentSchema"):
+            raise EventError("KafkaSchema has no documentSchema and the aspect lists no fields",
+                             where=f"{where}.platformSchema")
+        parts.append((body["documentSchema"], fmt, False))
+    elif cls == "OtherSchema" and isinstance(body.get("rawSchema"), str):
+        raw = body["rawSchema"]
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and doc.get("type") == "record":
+            parts.append((raw, "avro", False))
+        elif isinstance(doc, dict) and ("$schema" in doc or "properties" in doc):
+            parts.append((raw, "json-schema", False))
+        else:
+            raise EventError("OtherSchema.rawSchema is neither an Avro record nor a JSON Schema, and the aspect lists "
+                             "no fields", where=f"{where}.platformSchema")
+    else:
+        raise EventError(f"the aspect lists no fields and its platform schema ({cls or 'none'}) is not one fieldgraph "
+                         "normalizes (KafkaSchema, OtherSchema with an Avro or JSON Schema rawSchema)",
+                         where=f"{where}.platformSchema")
+    fields: list[SchemaField] = []
+    for text, fmt, key in parts:
+        try:
+            fields.extend(normalize(text, fmt, key=key, name=meta.schemaName or None))
+        except FieldgraphError as exc:
+            raise EventError(f"cannot normalize the {'key' if key else 'value'} schema: {exc}",
+                             where=f"{where}.platformSchema") from None
+    return fields
+
+
+class FineGrainedLineage(_Open):
+    upstreamType: Literal["FIELD_SET", "DATASET", "NONE"]
+    upstreams: list[str] = Field(default_factory=list)
+    downstreamType: Literal["FIELD", "FIELD_SET"]
+    downstreams: list[str] = Field(default_factory=list)
+    transformOperation: Optional[str] = None
+    confidenceScore: float = 1.0
+    query: Optional[str] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = {k: unwrap_union(v) for k, v in data.items()}
+            for k in ("upstreams", "downstreams"):
+                if isinstance(data.get(k), list):
+                    data[k] = [unwrap_union(x) for x in data[k]]
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> "FineGrainedLineage":
+        if self.downstreamType == "FIELD" and len(self.downstreams) > 1:
+            raise ValueError(f"downstreamType FIELD allows one downstream, got {len(self.downstreams)}")
+        return self
+
+
+class Upstream(_Open):
+    dataset: str
+    type: str = "TRANSFORMED"
+
+
+class UpstreamLineage(_Open):
+    upstreams: list[Upstream] = Field(default_factory=list)
+    fineGrainedLineages: Optional[list[FineGrainedLineage]] = None
+
+    @field_validator("fineGrainedLineages", mode="before")
+    @classmethod
+    def _unwrap(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+
+class DatasetFieldMapping(_Open):
+    sourceFields: list[str]
+    destinationField: str
+    transformationFunction: str = "com.linkedin.finegrainedmetadata.transformation.BlackBox"
+    created: Optional[AuditStamp] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unwrap(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = {k: unwrap_union(v) for k, v in data.items()}
+            if isinstance(data.get("sourceFields"), list):
+                data["sourceFields"] = [unwrap_union(x) for x in data["sourceFields"]]
+            if data.get("transformationFunction") is None:
+                data.pop("transformationFunction", None)
+        return data
+
+
+class DatasetUpstreamLineage(_Open):
+    fieldMappings: list[DatasetFieldMapping]
+
+
+ASPECT_MODELS: dict[str, type[BaseModel]] = {
+    SCHEMA_METADATA: SchemaMetadata,
+    UPSTREAM_LINEAGE: UpstreamLineage,
+    DATASET_UPSTREAM_LINEAGE: DatasetUpstreamLineage,
+}
+
+Aspect = Union[SchemaMetadata, UpstreamLineage, DatasetUpstreamLineage]
+
+
+# --- the decoded form the planner reads ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AspectChange:
+    """One dataset aspect to write (``delete`` False) or remove (``delete`` True).
+
+    ``aspect_name`` is ``schemaMetadata``, ``upstreamLineage``, ``datasetUpstreamLineage``, or
+    ``datasetKey`` for a whole-dataset delete. ``ts`` orders changes of one aspect (ms).
+    """
+
+    dataset_urn: str
+    aspect_name: str
+    aspect: Optional[Aspect]
+    delete: bool = False
+    ts: int = 0
+    origin: str = ""
+
+
+def _format_validation(exc: ValidationError, prefix: str) -> str:
+    errs = exc.errors()
+    parts = []
+    for e in errs[:3]:
+        loc = ".".join(str(x) for x in e["loc"])
+        parts.append(f"{prefix + '.' if prefix else ''}{loc}: {e['msg']}")
+    more = f" (+{len(errs) - 3} more)" if len(errs) > 3 else ""
+    return "; ".join(parts) + more
+
+
+def parse_aspect(name: str, value: Any, where: str = "aspect") -> Aspect:
+    model = ASPECT_MODELS[name]
+    if isinstance(value, dict) and len(value) == 1 and short_class(next(iter(value))) in (
+        "DatasetUpstreamLineage", "dataset.DatasetUpstreamLineage"
+    ):
+        value = next(iter(value.values()))  # the RFC's {"DatasetUpstreamLineage": {...}}
+    try:
+        aspect = model.model_validate(value)
+    except ValidationError as exc:
+        raise EventError(_format_validation(exc, where)) from None
+    if isinstance(aspect, SchemaMetadata):
+        aspect.schema_fields(where)  # normalize now, so a bad schema is a bad event
+    return aspect  # type: ignore[return-value]
+
+
+def _canonical_dataset(urn: Any, where: str) -> str:
+    try:
+        return str(DatasetUrn.parse(urn))
+    except UrnError as exc:
+        raise EventError(str(exc), where=where) from None
+
+
+def _ts(*candidates: Any) -> int:
+    for c in candidates:
+        if isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0:
+            return int(c)
+    return 0
+
+
+def decode_event(obj: Any, origin: str = "") -> list[AspectChange]:
+    """The dataset aspect changes in one event (MCP, MCL, MCE or MAE), or :class:`EventError`.
+
+    Aspects fieldgraph does not use, and entities other than datasets, give an empty list.
+    """
+    if not isinstance(obj, dict):
+        raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
+    if "proposedSnapshot" in obj or "newSnapshot" in obj:
+        return _decode_snapshot(obj, origin)
+    if "entityType" in obj or "changeType" in obj:
+        return _decode_proposal(obj, origin)
+    raise EventError("not a DataHub change event: expected entityType/changeType (MCP, MCL) or "
+                     "proposedSnapshot/newSnapshot (MCE, MAE)")
+
+
+def _decode_proposal(obj: dict[str, Any], origin: str) -> list[AspectChange]:
+    model = MetadataChangeLog if any(k in obj for k in ("previousAspectValue", "created", "previousSystemMetadata")) \
+        else MetadataChangeProposal
+    try:
+        ev = model.model_validate(obj)
+    except ValidationError as exc:
+        raise EventError(_format_validation(exc, "")) from None
+    if ev.entityType != "dataset":
+        return []
+    if not ev.entityUrn:
+        raise EventError("entityUrn is missing (fieldgraph needs the dataset URN)", where="entityUrn")
+    urn = _canonical_dataset(ev.entityUrn, "entityUrn")
+    sysmeta = ev.systemMetadata or {}
+    created = ev.created.time if isinstance(ev, MetadataChangeLog) and ev.created else None
+    name = ev.aspectName
+    if ev.changeType == ChangeType.DELETE:
+        if name in (None, DATASET_KEY):
+            return [AspectChange(urn, DATASET_KEY, None, True, _ts(sysmeta.get("lastObserved"), created), origin)]
+        if name not in ASPECT_MODELS:
+            return []
+        return [AspectChange(urn, name, None, True, _ts(sysmeta.get("lastObserved"), created), origin)]
+    if name not in ASPECT_MODELS:
+        return []
+    if ev.changeType == ChangeType.PATCH:
+        raise EventError(f"changeType PATCH of {name} is not supported; send the whole aspect (UPSERT)",
+                         where="changeType")
+    if ev.aspect is None:
+        raise EventError(f"changeType {ev.changeType.value} of {name} has no aspect", where="aspect")
+    try:
+        value = json.loads(ev.aspect.value)
+    except ValueError as exc:
+        raise EventError(f"aspect.value is not JSON: {exc}", where="aspect.value") from None
+    aspect = parse_aspect(name, value, where=f"aspect.value({name})")
+    check_lineage_refs(urn, aspect, where=f"aspect.value({name})")
+    ts = _ts(sysmeta.get("lastObserved"), created, *_aspect_times(aspect))
+    return [AspectChange(urn, name, aspect, False, ts, origin)]
+
+
+def _aspect_times(aspect: Aspect) -> list[Any]:
+    if isinstance(aspect, SchemaMetadata):
+        return [s.time if s else None for s in (aspect.lastModified, aspect.created)]
+    return []
+
+
+def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[AspectChange]:
+    key = "proposedSnapshot" if "proposedSnapshot" in obj else "newSnapshot"
+    allowed = {"auditHeader", "proposedSnapshot", "newSnapshot", "oldSnapshot", "systemMetadata", "oldSystemMetadata",
+               "newSystemMetadata"}
+    extra = sorted(set(obj) - allowed)
+    if extra:
+        raise EventError(f"unknown attributes {', '.join(extra)} in a {'MCE' if key == 'proposedSnapshot' else 'MAE'}")
+    snap = obj[key]
+    if not isinstance(snap, dict) or len(snap) != 1:
+        raise EventError("a snapshot is an object with one snapshot class key", where=key)
+    ((cls, body),) = snap.items()
+    if short_class(cls) != "metadata.snapshot.DatasetSnapshot":
+        return []
+    if not isinstance(body, dict) or "urn" not in body or not isinstance(body.get("aspects"), list):
+        raise EventError("DatasetSnapshot needs urn and aspects", where=key)
+    urn = _canonical_dataset(body["urn"], f"{key}.urn")
+    sysmeta = obj.get("systemMetadata") or obj.get("newSystemMetadata") or {}
+    out = []
+    for i, item in enumerate(body["aspects"]):
+        where = f"{key}.aspects[{i}]"
+        if not isinstance(item, dict) or len(item) != 1:
+            raise EventError("an aspect is an object with one aspect class key", where=where)
+        ((acls, value),) = item.items()
+        name = _SNAPSHOT_ASPECTS.get(short_class(acls))
+        if name is None:
+            continue
+        aspect = parse_aspect(name, value, where=f"{where}({short_class(acls)})")
+        check_lineage_refs(urn, aspect, where=f"{where}({short_class(acls)})")
+        out.append(AspectChange(urn, name, aspect, False, _ts(sysmeta.get("lastObserved"), *_aspect_times(aspect)),
+                                origin))
+    return out
+
+
+def _field_ref(ref: str, where: str) -> FieldUrn:
+    try:
+        return FieldUrn.parse(ref)
+    except UrnError as exc:
+        raise EventError(str(exc), where=where) from None
+
+
+def check_lineage_refs(dataset_urn: str, aspect: Aspect, where: str) -> None:
+    """Every reference parses, and every downstream field belongs to the aspect's own dataset."""
+    if isinstance(aspect, UpstreamLineage):
+        for i, fg in enumerate(aspect.fineGrainedLineages or []):
+            w = f"{where}.fineGrainedLineages[{i}]"
+            for j, ref in enumerate(fg.downstreams):
+                f = _field_ref(ref, f"{w}.downstreams[{j}]")
+                if str(f.dataset) != dataset_urn:
+                    raise EventError(f"downstream field {ref!r} is not a field of the aspect's dataset {dataset_urn}",
+                                     where=f"{w}.downstreams[{j}]")
+            for j, ref in enumerate(fg.upstreams):
+                if fg.upstreamType == "DATASET":
+                    _canonical_dataset(ref, f"{w}.upstreams[{j}]")
+                else:
+                    _field_ref(ref, f"{w}.upstreams[{j}]")
+    elif isinstance(aspect, DatasetUpstreamLineage):
+        for i, m in enumerate(aspect.fieldMappings):
+            w = f"{where}.fieldMappings[{i}]"
+            f = _field_ref(m.destinationField, f"{w}.destinationField")
+            if str(f.dataset) != dataset_urn:
+                raise EventError(f"destination field {m.destinationField!r} is not a field of the aspect's dataset "
+                                 f"{dataset_urn}", where=f"{w}.destinationField")
+            for j, ref in enumerate(m.sourceFields):
+                _field_ref(ref, f"{w}.sourceFields[{j}]")

@@ -1,0 +1,92 @@
+"""Graph fixtures: one real embedded FalkorDB per test session (in a tmp folder), one graph per test."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "events"
+_names = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def falkordb_server() -> Iterator[Any]:
+    from fieldgraph.graph import EmbeddedServer
+
+    # a short path: unix socket paths are limited to ~100 characters
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        server = EmbeddedServer(Path(tmp) / "data").start()
+        assert server.started_here, "a FalkorDB server already answers on the fresh tmp socket?"
+        yield server
+        server.stop()
+
+
+@pytest.fixture
+def graph(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A LineageGraph on its own, empty graph of the session's embedded FalkorDB."""
+    from fieldgraph.graph import FalkorStore, LineageGraph
+
+    name = f"t{next(_names)}_{request.node.name}"[:60]
+    store = FalkorStore(graph=name, unix_socket=str(falkordb_server.socket))
+    store.ensure_schema()
+    g = LineageGraph(store)
+    yield g
+    store.clear()
+    store.close()
+
+
+def dump(g: Any) -> dict[str, Any]:
+    """The whole graph as sorted plain data, for comparing two graphs."""
+    nodes = g.query("MATCH (n) RETURN labels(n) AS labels, properties(n) AS props")
+    edges = g.query("MATCH (a)-[e]->(b) RETURN a.urn AS a, type(e) AS type, properties(e) AS props, b.urn AS b")
+    key = lambda x: json.dumps(x, sort_keys=True, default=str)  # noqa: E731
+    return {"nodes": sorted(nodes, key=key), "edges": sorted(edges, key=key)}
+
+
+# --- event builders for the graph tests ---
+
+def ds(name: str, platform: str = "hive") -> str:
+    return f"urn:li:dataset:(urn:li:dataPlatform:{platform},{name},PROD)"
+
+
+def sf(dataset: str, path: str) -> str:
+    return f"urn:li:schemaField:({dataset},{path})"
+
+
+def column(path: str, typ: str = "StringType", native: str = "string") -> dict[str, Any]:
+    return {"fieldPath": path, "nullable": False, "type": {"type": {f"com.linkedin.schema.{typ}": {}}},
+            "nativeDataType": native, "recursive": False, "isPartOfKey": False}
+
+
+def mcp(urn: str, aspect_name: str, aspect: Any, ts: int, change: str = "UPSERT") -> dict[str, Any]:
+    ev: dict[str, Any] = {"entityType": "dataset", "entityUrn": urn, "changeType": change, "aspectName": aspect_name,
+                          "systemMetadata": {"lastObserved": ts}}
+    if aspect is not None:
+        ev["aspect"] = {"value": json.dumps(aspect), "contentType": "application/json"}
+    return ev
+
+
+def schema_event(urn: str, paths: list[str], ts: int, version: int = 0) -> dict[str, Any]:
+    return mcp(urn, "schemaMetadata", {
+        "schemaName": urn, "platform": "urn:li:dataPlatform:hive", "version": version, "hash": "",
+        "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
+        "fields": [column(p) for p in paths]}, ts)
+
+
+def lineage_event(urn: str, edges: list[tuple[str, list[str]]], ts: int, op: str = "IDENTITY") -> dict[str, Any]:
+    """``edges``: (downstream field URN, upstream field URNs)."""
+    return mcp(urn, "upstreamLineage", {"upstreams": [], "fineGrainedLineages": [
+        {"upstreamType": "FIELD_SET", "upstreams": ups, "downstreamType": "FIELD", "downstreams": [down],
+         "transformOperation": op} for down, ups in edges]}, ts)
+
+
+def ingest(g: Any, *events: dict[str, Any], batch_events: int = 1000) -> Any:
+    from fieldgraph.ingest.events import decode_event
+
+    changes = [c for e in events for c in decode_event(e)]
+    return g.ingest(changes, batch_events=batch_events)

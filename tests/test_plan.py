@@ -1,0 +1,117 @@
+"""The pure planner: aspect changes + current state -> parameter rows (no graph involved)."""
+
+from __future__ import annotations
+
+from fieldgraph.ingest.events import decode_event
+from fieldgraph.ingest.plan import DatasetState, FieldState, field_urn, plan_changes, resolve_reference
+
+from .conftest import ds, lineage_event, mcp, schema_event, sf
+
+A, B = ds("db.a"), ds("db.b")
+V2 = "[version=2.0].[type=R].[type=Header].header.[type=string].customerId"
+KEY = "[version=2.0].[key=True].[type=K].[type=string].id"
+VAL = "[version=2.0].[type=R].[type=string].id"
+UNION = "[version=2.0].[type=Record1].[type=Record2].foo2.[type=union].[type=int].bar2"
+
+
+def fields(*paths: str, removed: tuple[str, ...] = ()) -> list[FieldState]:
+    return [FieldState(field_urn(A, p), p, removed=p in removed) for p in paths]
+
+
+def changes(*events):
+    return [c for e in events for c in decode_event(e)]
+
+
+def test_resolve_v2_v1_and_slash_paths() -> None:
+    fs = fields(V2, KEY, VAL, UNION)
+    assert resolve_reference(V2, fs) == ("exact", [V2])
+    assert resolve_reference("header.customerId", fs) == ("unique", [V2])
+    assert resolve_reference("/header/customerId", fs) == ("unique", [V2])
+    assert resolve_reference("/foo2/bar2/int", fs) == ("unique", [UNION])  # the RFC's union member path
+    assert resolve_reference("/foo2/bar2", fs) == ("unique", [UNION])
+    assert resolve_reference("[version=2.0].[type=R].nope", fs) == ("unknown", [])
+    assert resolve_reference("/header", fs) == ("unknown", [])
+
+
+def test_ambiguous_reference_is_never_picked() -> None:
+    kind, cands = resolve_reference("id", fields(KEY, VAL))
+    assert kind == "ambiguous" and cands == sorted([KEY, VAL])
+    assert resolve_reference("/id", fields(KEY, VAL))[0] == "ambiguous"
+
+
+def test_current_fields_win_over_removed_ones() -> None:
+    assert resolve_reference("id", fields(KEY, VAL, removed=(KEY,))) == ("unique", [VAL])
+    assert resolve_reference("id", fields(KEY, removed=(KEY,))) == ("unique", [KEY])
+
+
+def test_schema_rows_and_removed_fields() -> None:
+    state = {A: DatasetState(A, False, 0, 10, fields={f.urn: f for f in fields("x", "y")})}
+    plan = plan_changes(changes(schema_event(A, ["x", "z"], ts=20)), state)
+    upserts = {r["props"]["fieldPath"]: r["props"] for r in plan.rows["upsert_fields"]}
+    assert set(upserts) == {"x", "z"} and not upserts["x"]["removed"]
+    assert plan.rows["set_field_props"] == [{"urn": field_urn(A, "y"), "props": {"removed": True}}]
+    assert plan.rows["upsert_datasets"][0]["props"]["schemaTs"] == 20
+
+
+def test_older_schema_only_adds_history() -> None:
+    state = {A: DatasetState(A, False, 2, 10, fields={f.urn: f for f in fields("x")})}
+    state[A].fields[field_urn(A, "x")].schemaVersion = 2
+    plan = plan_changes(changes(schema_event(A, ["x", "old"], ts=99, version=1)), state)
+    assert plan.counts["superseded"] == 1
+    (row,) = plan.rows["upsert_fields"]  # x is not overwritten; `old` is added, as removed
+    assert row["props"]["fieldPath"] == "old" and row["props"]["removed"] is True
+    assert not plan.rows["upsert_datasets"][0]["props"].get("schemaVersion")
+
+
+def test_stale_lineage_is_dropped_and_newest_in_batch_wins() -> None:
+    state = {A: DatasetState(A, False, lineageTs={"upstreamLineage": 50})}
+    old = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=40)
+    assert plan_changes(changes(old), state).steps() == []
+    new1 = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=60)
+    new2 = lineage_event(A, [(sf(A, "y"), [sf(B, "w")])], ts=70)
+    plan = plan_changes(changes(new2, new1), state)
+    assert [r["up"] for r in plan.rows["merge_field_edges"]] == [field_urn(B, "w")]
+    assert plan.rows["delete_lineage"] == [{"datasetUrn": A, "source": "upstreamLineage"}]
+
+
+def test_unknown_references_become_placeholders() -> None:
+    plan = plan_changes(changes(lineage_event(A, [(sf(A, "y"), [sf(B, "/x/z")])], ts=1)), {})
+    ensured = {r["urn"]: r["props"] for r in plan.rows["ensure_fields"]}
+    assert ensured[field_urn(B, "/x/z")]["placeholder"] is True
+    assert ensured[field_urn(B, "/x/z")]["simplePath"] == "x.z"
+    assert [r["urn"] for r in plan.rows["ensure_datasets"]] == [B]
+    assert plan.counts["placeholders"] == 2
+
+
+def test_existing_placeholder_resolved_by_new_schema() -> None:
+    ph = FieldState(field_urn(A, "/header/customerId"), "/header/customerId", placeholder=True,
+                    refPath="/header/customerId")
+    state = {A: DatasetState(A, True, fields={ph.urn: ph})}
+    plan = plan_changes(changes(schema_event(A, [V2], ts=5)), state)
+    assert plan.rows["move_out_edges"] == [{"from": ph.urn, "to": field_urn(A, V2)}]
+    assert plan.rows["delete_fields"] == [{"urn": ph.urn}]
+
+
+def test_dataset_delete_expands_to_every_aspect() -> None:
+    ev = {"entityType": "dataset", "entityUrn": A, "changeType": "DELETE", "systemMetadata": {"lastObserved": 9}}
+    state = {A: DatasetState(A, False, 0, 1, fields={f.urn: f for f in fields("x")})}
+    plan = plan_changes(changes(ev), state)
+    assert plan.rows["set_field_props"] == [{"urn": field_urn(A, "x"), "props": {"removed": True}}]
+    assert {r["source"] for r in plan.rows["delete_lineage"]} == {"upstreamLineage", "datasetUpstreamLineage"}
+
+
+def test_planning_is_pure_and_deterministic() -> None:
+    evs = changes(schema_event(A, ["x"], 1), lineage_event(A, [(sf(A, "x"), [sf(B, "q")])], 2),
+                  mcp(B, "upstreamLineage", None, 3, change="DELETE"))
+    assert plan_changes(evs, {}).rows == plan_changes(evs, {}).rows
+
+
+def test_fast_field_ref_parsing_matches_the_normalizers() -> None:
+    from fieldgraph.ingest.plan import parse_field_ref
+    from fieldgraph.normalizers import FieldUrn
+
+    for ref in (sf(A, "x"), f"urn:li:datasetField:({A},/a/b)", sf(ds("we%2Cird%28name%29"), "a%2Cb"),
+                "urn:li:schemaField:(urn:li:dataset:(urn:li:dataPlatform:hive,db.a,prod),[version=2.0].[type=R].x)",
+                "urn:li:schemaField:(urn:li:dataset:(hive,db.a,PROD),x)"):
+        f = FieldUrn.parse(ref)
+        assert parse_field_ref(ref) == (str(f.dataset), f.field_path), ref
