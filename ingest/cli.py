@@ -76,7 +76,7 @@ def normalize_cmd(
 
 
 # Command groups living in their own modules register themselves on `app`.
-from fieldgraph.ingest import cli_graph, cli_schema  # noqa: E402,F401
+from fieldgraph.ingest import cli_backfill, cli_graph, cli_kafka, cli_schema, cli_sources  # noqa: E402,F401
 
 
 def main() -> None:

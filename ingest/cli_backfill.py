@@ -1,0 +1,3 @@
+"""cli_backfill commands of the fieldgraph CLI."""
+
+from fieldgraph.ingest.cli import app  # noqa: F401

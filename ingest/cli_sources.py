@@ -1,0 +1,3 @@
+"""cli_sources commands of the fieldgraph CLI."""
+
+from fieldgraph.ingest.cli import app  # noqa: F401
