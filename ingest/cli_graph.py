@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fieldgraph.ingest.cli import app, err, fail, out
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.normalizers import FieldgraphError, v1_path
 
 GRAPH_HELP = ("Graph URI: embedded[:PATH] (default, data folder .fieldgraph/), falkordb://host:port[/graph], "
               "bolt://host:7687 or neo4j://host:7687. Default: $FIELDGRAPH_GRAPH.")
@@ -98,7 +98,10 @@ def ingest_cmd(
         "lineageDeletes": c["lineage_deletes"], "superseded": c["superseded"], "fieldsWritten": c["fields"],
         "fieldsRemoved": c["fields_removed"], "edgesWritten": c["edges"], "placeholdersCreated": c["placeholders"],
         "placeholdersResolved": c["placeholders_resolved"],
-        "ambiguousReferences": [{"dataset": d, "reference": r, "candidates": cs} for d, r, cs in report.ambiguous],
+        "ambiguousReferences": [
+            {"dataset": d, "reference": r, "candidates": list(cs)}
+            for d, r, cs in dict.fromkeys((d, r, tuple(cs)) for d, r, cs in report.ambiguous)
+        ],
         "rejectsFile": str(rejects) if bad else None, "graph": stats,
     }
     if as_json:
@@ -131,10 +134,15 @@ def _hop_table(res: Any, title: str) -> Table:
     for h in res.hops:
         status = ",".join(s for s, on in (("placeholder", h.placeholder), ("removed", h.removed),
                                            ("ambiguous", h.ambiguous)) if on)
-        t.add_row(str(h.depth), Text(_ds(h.datasetUrn or h.urn)), Text(h.fieldPath or "(dataset)"),
+        t.add_row(str(h.depth), Text(_ds(h.datasetUrn or h.urn)), Text(_simple(h.fieldPath) or "(dataset)"),
                   Text(_short(h.from_urn)), Text(str(h.edge.get("transformation") or "").rsplit(".", 1)[-1]),
                   str(h.edge.get("confidenceScore", "")), status)
     return t
+
+
+def _simple(path: str | None) -> str | None:
+    """A v2 path shown as its v1 form (``items.price``); --json keeps the full path."""
+    return (v1_path(path) or path) if path else path
 
 
 def _ds(urn: str | None) -> str:
