@@ -59,8 +59,18 @@ class WalkHints:
 NO_HINTS = WalkHints()
 
 
+class _Type:
+    """What every type node answers: its logical type (Avro's ``logicalType`` property)."""
+
+    __slots__ = ()
+
+    @property
+    def logical_type(self) -> Any:
+        return self.props.get("logicalType")  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class Primitive:
+class Primitive(_Type):
     name: str  # one of PRIMITIVES
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
@@ -71,13 +81,9 @@ class Primitive:
     def type(self) -> str:
         return self.name
 
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Enum:
+class Enum(_Type):
     name: str  # full name
     symbols: tuple[str, ...]
     doc: str | None = None
@@ -87,13 +93,9 @@ class Enum:
     kind = "enum"
     type = "enum"
 
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Fixed:
+class Fixed(_Type):
     name: str  # full name
     size: int
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
@@ -101,10 +103,6 @@ class Fixed:
 
     kind = "fixed"
     type = "fixed"
-
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -126,7 +124,7 @@ class Field:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Record:
+class Record(_Type):
     name: str  # full name (namespace.name)
     fields: tuple[Field, ...]
     doc: str | None = None
@@ -136,13 +134,9 @@ class Record:
     kind = "record"
     type = "record"
 
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Array:
+class Array(_Type):
     items: "Type"
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
@@ -150,13 +144,9 @@ class Array:
     kind = "array"
     type = "array"
 
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Map:
+class Map(_Type):
     values: "Type"
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
@@ -164,13 +154,9 @@ class Map:
     kind = "map"
     type = "map"
 
-    @property
-    def logical_type(self) -> Any:
-        return self.props.get("logicalType")
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Union:
+class Union(_Type):
     members: tuple["Type", ...]
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS

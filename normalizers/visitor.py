@@ -238,11 +238,7 @@ class _Walk:
 
     def emit_field(self, fld: Any, recursive: bool, trigger: Any) -> None:
         """The field ``fld``, at the current path; ``trigger`` is the node it is emitted for."""
-        hints = trigger.hints
-        if hints.silent:
-            return
-        if hints.emitted is not None:
-            self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
+        if self.given(trigger):
             return
         node = deref(fld.type)
         actual = _option(node) or node
@@ -257,15 +253,18 @@ class _Walk:
 
     def emit_type(self, node: Any, actual: Any) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""
-        hints = actual.hints
-        if hints.silent:
-            return
-        if hints.emitted is not None:
-            self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
+        if self.given(actual):
             return
         description = actual.doc if actual.kind in ("record", "enum") and actual.doc else None
         native = self.stack[-2] if node.kind == "union" else self.stack[-1]
         self.add(node, node, actual, native, description, False, None)
+
+    def given(self, node: Any) -> bool:
+        """Whether the converter decided this node's field itself (emitted as given, or silent)."""
+        hints = node.hints
+        if hints.emitted is not None and not hints.silent:
+            self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
+        return hints.silent or hints.emitted is not None
 
     def add(self, outer: Any, node: Any, actual: Any, native: str, description: Any, recursive: bool,
             outer_logical: Any) -> None:
