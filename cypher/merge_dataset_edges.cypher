@@ -3,4 +3,4 @@ UNWIND $rows AS row
 MATCH (d:DatasetField {urn: row.down})
 MATCH (u:Dataset {urn: row.up})
 MERGE (d)-[e:DataDerivedFrom {source: row.source}]->(u)
-SET e += row.props
+SET e += row.props, e.firstSeen = row.props.lastSeen

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 from fieldgraph.ingest.events import AspectChange
 from fieldgraph.ingest.plan import (
-    DatasetState, FieldState, Plan, datasets_to_read, field_urn, plan_changes, resolve_reference,
+    DatasetState, FieldState, Plan, carries_metadata, datasets_to_read, field_urn, plan_changes, resolve_reference,
 )
 from fieldgraph.normalizers import FieldUrn, UrnError
 from fieldgraph.normalizers.urns import DatasetUrn
@@ -253,6 +253,154 @@ class LineageGraph:
                 return res.path_to(b), res
         return [], res
 
+    # ---- time-ranged lineage (CDAP's field lineage API) ----
+
+    def field_lineage(self, field: str, direction: str = "incoming", start: int | None = None,
+                      end: int | None = None, depth: int = 1, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
+                      ) -> dict[str, Any]:
+        """A field's ``incoming`` or ``outgoing`` lineage seen within ``[start, end]`` (ms; None: open).
+
+        Like CDAP's ``/lineage/fields/<field>?direction=...&start=...&end=...``: ``summary`` is the
+        fields reached, grouped by dataset; ``operations`` the distinct operation chains (program, run,
+        operations, descriptions) of the edges; ``dropped`` (outgoing) the jobs that drop the field.
+        An edge counts when it was seen in the range: ``firstSeen <= end`` and ``lastSeen >= start``
+        (edges without times always count). ``depth`` hops (default 1: the datasets next to the field).
+        """
+        if direction not in ("incoming", "outgoing"):
+            raise ValueError(f"direction must be incoming or outgoing, got {direction!r}")
+        if start is not None and end is not None and start > end:
+            raise ValueError(f"start {start} is after end {end}")
+        urn = self.resolve_field(field)
+
+        def in_range(edge: dict[str, Any]) -> bool:
+            first = edge.get("firstSeen", edge.get("createdAt"))
+            last = edge.get("lastSeen", first)
+            return (end is None or first is None or first <= end) and (start is None or last is None or last >= start)
+
+        res = self._filtered_walk([urn], "upstream" if direction == "incoming" else "downstream", depth, in_range,
+                                  time_budget_s)
+        summary: dict[str, list[str]] = {}
+        operations: dict[str, dict[str, Any]] = {}
+        for h in res.hops:
+            paths = summary.setdefault(h.datasetUrn or h.urn, [])
+            if (h.fieldPath or h.urn) not in paths:
+                paths.append(h.fieldPath or h.urn)
+            e = h.edge
+            op = {"program": e.get("program") or e.get("query"), "run": e.get("run"), "runTime": e.get("runTime"),
+                  "sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
+                  "operations": e.get("operations") or [], "descriptions": e.get("operationDescriptions") or []}
+            operations.setdefault(repr(sorted(op.items(), key=lambda kv: kv[0])), op)
+        dropped: list[str] = []
+        if direction == "outgoing":
+            rows = self.store.run(cy.statement("field_labels"), {"frontier": [urn]})
+            dropped = list(rows[0].get("droppedBy") or []) if rows else []
+        return {"field": urn, "direction": direction, "start": start, "end": end, "depth": depth,
+                "partial": res.partial, "reason": res.reason,
+                "summary": [{"dataset": d, "fields": sorted(f)} for d, f in sorted(summary.items())],
+                "operations": list(operations.values()), "dropped": dropped,
+                "edges": [h.to_json() for h in res.hops]}
+
+    def _filtered_walk(self, starts: list[str], direction: str, depth: int | None,
+                       keep: Callable[[dict[str, Any]], bool], time_budget_s: float) -> LineageResult:
+        """A level-by-level walk that follows only the edges ``keep`` accepts."""
+        cap = depth or DEFAULT_DEPTH_CAP
+        step = cy.statement("upstream_step" if direction == "upstream" else "downstream_step")
+        res = LineageResult(starts[0], direction, depth=depth)
+        seen = set(starts)
+        frontier = list(starts)
+        deadline = time.monotonic() + time_budget_s
+        level = 0
+        while frontier and level < cap:
+            level += 1
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0:
+                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
+                return res
+            try:
+                rows = self.store.run(step, {"frontier": frontier}, timeout_ms=remaining_ms)
+            except QueryTimeout:
+                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
+                return res
+            nxt: list[str] = []
+            for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
+                edge = r.get("edge") or {}
+                if not keep(edge):
+                    continue
+                res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
+                                    bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
+                if r["urn"] not in seen and r.get("datasetUrn") is not None:
+                    seen.add(r["urn"])
+                    nxt.append(r["urn"])
+            frontier = nxt
+        return res
+
+    # ---- tags, glossary terms and their propagation (CDAP's propagateMetadata) ----
+
+    def tag(self, field: str, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
+        """Add or remove tags (``PII``, ``urn:li:tag:PII``) or glossary terms (``urn:li:glossaryTerm:X``)
+        set by hand on a field; returns its hand-set labels."""
+        urn = self.resolve_field(field)
+        rows = self.store.run(cy.statement("set_field_tags"), {"rows": [
+            {"urn": urn, "add": [label_of(t) for t in add], "remove": [label_of(t) for t in remove]}]}, write=True)
+        return list(rows[0]["manualTags"] or []) if rows else []
+
+    def _own_labels(self, urns: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(urns), 1000):
+            for r in self.store.run(cy.statement("field_labels"), {"frontier": list(urns[i:i + 1000])}):
+                labels = [*(r["tags"] or []), *(f"urn:li:glossaryTerm:{t}" for t in r["glossaryTerms"] or []),
+                          *(r["manualTags"] or [])]
+                out[r["urn"]] = {"datasetUrn": r["datasetUrn"], "fieldPath": r["fieldPath"],
+                                 "labels": list(dict.fromkeys(labels))}
+        return out
+
+    def tags(self, field: str, *, indirect: bool = False, depth: int | None = None,
+             time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> dict[str, Any]:
+        """A field's own tags and terms, and those it inherits along the edges that carry metadata
+        (identity and direct edges; not masking ones; indirect ones only with ``indirect``), each with
+        the upstream field it comes from and how far up that is. Computed from the current edges."""
+        urn = self.resolve_field(field)
+        res = self._filtered_walk([urn], "upstream", depth, lambda e: carries_metadata(e, indirect=indirect),
+                                  time_budget_s)
+        dist: dict[str, int] = {}
+        for h in res.hops:
+            if h.datasetUrn is not None:
+                dist.setdefault(h.urn, h.depth)
+        labels = self._own_labels([urn, *dist])
+        own = labels.get(urn, {}).get("labels", [])
+        inherited = []
+        for u, d in sorted(dist.items(), key=lambda kv: (kv[1], kv[0])):
+            for label in labels.get(u, {}).get("labels", []):
+                inherited.append({"label": label, "from": u, "distance": d, "path": res.path_to(u)})
+        return {"field": urn, "own": own, "inherited": inherited, "partial": res.partial, "reason": res.reason}
+
+    def tagged(self, label: str, *, indirect: bool = False, depth: int | None = None,
+               time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> list[dict[str, Any]]:
+        """Every field that carries a tag or term, its own or inherited (e.g. where PII flows): one row per
+        field with ``from`` (the fields the label comes from; the field itself when it is its own)."""
+        norm = label_of(label)
+        term = norm.removeprefix("urn:li:glossaryTerm:") if norm.startswith("urn:li:glossaryTerm:") else None
+        rows = self.store.run(cy.statement("labeled_fields"),
+                              {"rows": [{"tag": None if term else norm, "term": term}]})
+        sources = [r["urn"] for r in rows]
+        carriers: dict[str, dict[str, Any]] = {u: {"urn": u, "own": True, "from": [u], "distance": 0} for u in sources}
+        for s in sources:
+            res = self._filtered_walk([s], "downstream", depth, lambda e: carries_metadata(e, indirect=indirect),
+                                      time_budget_s)
+            for h in res.hops:
+                if h.datasetUrn is None:
+                    continue
+                c = carriers.setdefault(h.urn, {"urn": h.urn, "own": False, "from": [], "distance": h.depth})
+                if s not in c["from"]:
+                    c["from"].append(s)
+                c["distance"] = min(c["distance"], h.depth) if not c["own"] else 0
+        info = self._own_labels(list(carriers))
+        out = []
+        for u, c in sorted(carriers.items(), key=lambda kv: (kv[1]["distance"], kv[0])):
+            out.append({**c, "label": norm, "dataset": info.get(u, {}).get("datasetUrn"),
+                        "fieldPath": info.get(u, {}).get("fieldPath")})
+        return out
+
     # ---- listings ----
 
     def fields(self, dataset: str) -> list[dict[str, Any]]:
@@ -277,6 +425,15 @@ class LineageGraph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
         return self.store.run(cypher, params, write=write)
+
+
+def label_of(text: str) -> str:
+    """The stored form of a tag or term a user names: a tag by its name (``urn:li:tag:PII`` -> ``PII``),
+    a glossary term by its URN (``urn:li:glossaryTerm:Classification.Sensitive``)."""
+    text = text.strip()
+    if not text:
+        raise ValueError("a tag or term name is empty")
+    return text.removeprefix("urn:li:tag:")
 
 
 @contextmanager

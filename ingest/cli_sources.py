@@ -1,3 +1,141 @@
-"""cli_sources commands of the fieldgraph CLI."""
+"""Commands for lineage sources and metadata: tag, tags, tagged, lineage-summary (CDAP's field lineage API)."""
 
-from fieldgraph.ingest.cli import app  # noqa: F401
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import List, Optional
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from fieldgraph.ingest.cli import app, fail, out
+from fieldgraph.ingest.cli_graph import GraphOpt, NameOpt, _ds, _dump, _graph, _short
+
+IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
+
+
+def _time(text: Optional[str], what: str) -> Optional[int]:
+    """ms since the epoch from ms digits or an ISO 8601 date/time (UTC when no zone is given)."""
+    if text is None:
+        return None
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(f"{what} {text!r}: expected ms since the epoch or an ISO 8601 time (2025-01-31T12:00:00Z)") from None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return int(t.timestamp() * 1000)
+
+
+@app.command("tag")
+def tag_cmd(
+    field: str = typer.Argument(..., help="Field URN."),
+    tags: List[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms (urn:li:glossaryTerm:X)."),
+    remove: bool = typer.Option(False, "--remove", help="Remove these tags instead of adding them."),
+    graph: Optional[str] = GraphOpt,
+    graph_name: Optional[str] = NameOpt,
+) -> None:
+    """Set tags or glossary terms on a field by hand (they propagate downstream like the schema's own)."""
+    with _graph(graph, graph_name) as g:
+        try:
+            now = g.tag(field, add=() if remove else tags, remove=tags if remove else ())
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    out.print(Text(f"{_short(field)}: {', '.join(now) or '(no hand-set tags)'}"))
+
+
+@app.command("tags")
+def tags_cmd(
+    field: str = typer.Argument(..., help="Field URN."),
+    indirect: bool = IndirectOpt,
+    as_json: bool = typer.Option(False, "--json"),
+    graph: Optional[str] = GraphOpt,
+    graph_name: Optional[str] = NameOpt,
+) -> None:
+    """A field's own tags and terms, and those it inherits, with the upstream field each comes from."""
+    with _graph(graph, graph_name) as g:
+        res = g.tags(field, indirect=indirect)
+    if as_json:
+        _dump(res)
+        return
+    t = Table(title=f"tags of {_short(res['field'])}")
+    for col in ("tag", "from", "distance"):
+        t.add_column(col, overflow="fold")
+    for label in res["own"]:
+        t.add_row(Text(label), "(own)", "0")
+    for i in res["inherited"]:
+        t.add_row(Text(i["label"]), Text(_short(i["from"])), str(i["distance"]))
+    out.print(t)
+    if res["partial"]:
+        out.print(Text(f"partial result: {res['reason']}", style="yellow"))
+
+
+@app.command("tagged")
+def tagged_cmd(
+    tag: str = typer.Argument(..., help="Tag (PII) or glossary term URN."),
+    indirect: bool = IndirectOpt,
+    as_json: bool = typer.Option(False, "--json"),
+    graph: Optional[str] = GraphOpt,
+    graph_name: Optional[str] = NameOpt,
+) -> None:
+    """Every field that carries a tag or term, its own or inherited (e.g. where PII flows)."""
+    with _graph(graph, graph_name) as g:
+        try:
+            rows = g.tagged(tag, indirect=indirect)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    if as_json:
+        _dump(rows)
+        return
+    t = Table(title=f"{len(rows)} fields carry {tag}")
+    for col in ("dataset", "field", "from", "distance"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(Text(_ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
+                  Text("(own)" if r["own"] else "\n".join(_short(u) for u in r["from"])), str(r["distance"]))
+    out.print(t)
+
+
+@app.command("lineage-summary")
+def lineage_summary_cmd(
+    field: str = typer.Argument(..., help="Field URN."),
+    direction: str = typer.Option("incoming", "--direction", help="incoming (where it comes from) or outgoing."),
+    start: Optional[str] = typer.Option(None, "--start", help="From this time (ms or ISO 8601); default: open."),
+    end: Optional[str] = typer.Option(None, "--end", help="Until this time (ms or ISO 8601); default: open."),
+    depth: int = typer.Option(1, "--depth", "-d", min=1, help="Hops (default 1: the neighbouring datasets)."),
+    as_json: bool = typer.Option(False, "--json"),
+    graph: Optional[str] = GraphOpt,
+    graph_name: Optional[str] = NameOpt,
+) -> None:
+    """A field's lineage within a time range, like CDAP's field lineage API: summary and operations."""
+    if direction not in ("incoming", "outgoing"):
+        raise fail(f"--direction {direction!r}: expected incoming or outgoing")
+    s, e = _time(start, "--start"), _time(end, "--end")
+    with _graph(graph, graph_name) as g:
+        try:
+            res = g.field_lineage(field, direction, s, e, depth)
+        except ValueError as exc:
+            raise fail(str(exc)) from None
+    if as_json:
+        _dump(res)
+        return
+    t = Table(title=f"{direction} lineage of {_short(res['field'])}")
+    t.add_column("dataset", overflow="fold")
+    t.add_column("fields", overflow="fold")
+    for row in res["summary"]:
+        t.add_row(Text(_ds(row["dataset"])), Text(", ".join(row["fields"])))
+    out.print(t)
+    ops = Table(title="operations")
+    for col in ("program or query", "run", "operations", "transformation"):
+        ops.add_column(col, overflow="fold")
+    for op in res["operations"]:
+        chain = " > ".join(f"{n} ({d})" if d else n for n, d in zip(op["operations"], op["descriptions"] or
+                                                                    [""] * len(op["operations"])))
+        ops.add_row(Text(str(op["program"] or "")), Text(str(op["run"] or "")), Text(chain),
+                    Text(str(op["transformation"] or "")))
+    out.print(ops)
+    for d in res["dropped"]:
+        out.print(Text(f"dropped by {d}", style="yellow"))

@@ -8,7 +8,9 @@ Envelopes, as they travel on Kafka in JSON:
   (``newSnapshot``), aspects keyed by their class name (``com.linkedin.pegasus2avro.schema.SchemaMetadata``).
 
 Aspects: ``schemaMetadata``, ``upstreamLineage`` (``fineGrainedLineages``) and the RFC's
-``datasetUpstreamLineage`` (``fieldMappings``).
+``datasetUpstreamLineage`` (``fieldMappings``). Two more sources are routed to their own modules:
+CDAP field operations (``ingest/cdap.py``) and OpenLineage run events (``ingest/openlineage.py``);
+both become ``schemaMetadata`` and ``jobLineage`` changes.
 
 :func:`decode_event` turns one JSON object into :class:`AspectChange` items (one per dataset
 aspect fieldgraph understands); anything wrong raises :class:`EventError` naming the place.
@@ -31,6 +33,8 @@ UPSTREAM_LINEAGE = "upstreamLineage"
 DATASET_UPSTREAM_LINEAGE = "datasetUpstreamLineage"
 DATASET_KEY = "datasetKey"
 LINEAGE_ASPECTS = (UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE)
+#: lineage a job run observed into a dataset (CDAP field operations, OpenLineage column lineage)
+JOB_LINEAGE = "jobLineage"
 
 _NAMESPACES = ("com.linkedin.pegasus2avro.", "com.linkedin.")
 #: snapshot aspect class (without namespace) -> aspect name
@@ -299,7 +303,36 @@ ASPECT_MODELS: dict[str, type[BaseModel]] = {
     DATASET_UPSTREAM_LINEAGE: DatasetUpstreamLineage,
 }
 
-Aspect = Union[SchemaMetadata, UpstreamLineage, DatasetUpstreamLineage]
+@dataclass(frozen=True, slots=True)
+class JobEdge:
+    """One field edge a job run observed: ``downstream`` (a field of the aspect's dataset) derives
+    from ``upstream`` (field URNs); ``props`` are the normalized edge properties (``plan.edge_vocabulary``)."""
+
+    downstream: str
+    upstream: str
+    props: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class JobLineage:
+    """The lineage one job run observed into one dataset (``AspectChange.aspect`` of a ``jobLineage`` change).
+
+    Unlike a DataHub lineage aspect it does not replace earlier runs: edges are kept per (field pair,
+    ``job``) with first and last seen times, so lineage can be asked for a time range (CDAP's model).
+    ``fields`` are destination fields the job declares (generated fields with no upstream included);
+    ``dropped`` are ``(field URN, entry)`` pairs of source fields the job drops.
+    """
+
+    job: str
+    format: str
+    run: Optional[str]
+    time: int
+    edges: tuple[JobEdge, ...] = ()
+    fields: tuple[str, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+
+
+Aspect = Union[SchemaMetadata, UpstreamLineage, DatasetUpstreamLineage, JobLineage]
 
 
 # --- the decoded form the planner reads ----------------------------------------------------------
@@ -371,8 +404,17 @@ def decode_event(obj: Any, origin: str = "") -> list[AspectChange]:
         return _decode_snapshot(obj, origin)
     if "entityType" in obj or "changeType" in obj:
         return _decode_proposal(obj, origin)
-    raise EventError("not a DataHub change event: expected entityType/changeType (MCP, MCL) or "
-                     "proposedSnapshot/newSnapshot (MCE, MAE)")
+    if "operations" in obj:
+        from fieldgraph.ingest.cdap import decode_cdap_event
+
+        return decode_cdap_event(obj, origin)
+    if "eventTime" in obj and ("job" in obj or "dataset" in obj or "run" in obj):
+        from fieldgraph.ingest.openlineage import decode_openlineage_event
+
+        return decode_openlineage_event(obj, origin)
+    raise EventError("not a DataHub change event (nor CDAP or OpenLineage): expected entityType/changeType (MCP, MCL), "
+                     "proposedSnapshot/newSnapshot (MCE, MAE), operations (CDAP field lineage) or "
+                     "eventTime with job/run/dataset (OpenLineage)")
 
 
 def _decode_proposal(obj: dict[str, Any], origin: str) -> list[AspectChange]:

@@ -17,7 +17,13 @@ Rules (see the graph model in ``cypher/``):
   (edge property ``source``); DELETE removes them;
 - field references (v2, v1 dotted, RFC slash paths) resolve against the dataset's fields;
   an unknown or ambiguous one becomes a placeholder field (``placeholder``, ``ambiguous``,
-  ``candidates``) that a later schema resolves.
+  ``candidates``) that a later schema resolves;
+- job lineage (``jobLineage``: CDAP program runs, OpenLineage runs) is additive: an edge per
+  (field pair, job) keeps its first and last seen times and the newest run's properties; a
+  destination field a job declares but no schema lists is a placeholder marked ``declared`` (kept
+  without edges); fields a job drops get ``droppedBy`` entries;
+- every ``DataDerivedFrom`` edge, whatever its source, carries one property vocabulary
+  (:func:`edge_vocabulary`) plus ``firstSeen``/``lastSeen``.
 """
 
 from __future__ import annotations
@@ -28,8 +34,8 @@ from functools import lru_cache
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from fieldgraph.ingest.events import (
-    DATASET_KEY, DATASET_UPSTREAM_LINEAGE, LINEAGE_ASPECTS, SCHEMA_METADATA, UPSTREAM_LINEAGE, AspectChange,
-    DatasetUpstreamLineage, SchemaMetadata, UpstreamLineage,
+    DATASET_KEY, DATASET_UPSTREAM_LINEAGE, JOB_LINEAGE, LINEAGE_ASPECTS, SCHEMA_METADATA, UPSTREAM_LINEAGE,
+    AspectChange, DatasetUpstreamLineage, JobLineage, SchemaMetadata, UpstreamLineage,
 )
 from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, SchemaField, is_v2, v1_path
 from fieldgraph.normalizers.urns import DatasetUrn, decode, encode
@@ -85,9 +91,69 @@ def _int(v: Any) -> int:
 #: the write statements, in the order a plan runs them (names of files in ``cypher/``)
 STEP_ORDER = (
     "upsert_datasets", "upsert_fields", "set_field_props", "move_out_edges", "move_in_edges", "delete_fields",
-    "delete_lineage", "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges",
+    "delete_lineage", "delete_job_lineage", "ensure_datasets", "ensure_fields", "merge_field_edges",
+    "merge_dataset_edges", "merge_job_edges", "mark_dropped",
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
+
+# --- the edge vocabulary -------------------------------------------------------------------------------
+
+#: ``sourceFormat`` of each lineage source
+SOURCE_FORMATS = {UPSTREAM_LINEAGE: "datahub", DATASET_UPSTREAM_LINEAGE: "datahub-rfc"}
+DIRECT, INDIRECT = "DIRECT", "INDIRECT"
+_AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "AGGREGATE", "AGGREGATION",
+                           "COUNT_DISTINCT", "MEDIAN", "STDDEV"})
+_MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
+
+
+def edge_vocabulary(*, source_format: str, transformation: Optional[str] = None, kind: str = DIRECT,
+                    subtype: Optional[str] = None, masking: bool = False, confidence: float = 1.0,
+                    query: Optional[str] = None, program: Optional[str] = None, run: Optional[str] = None,
+                    run_time: Optional[int] = None, description: Optional[str] = None,
+                    operations: Optional[Sequence[str]] = None, operation_descriptions: Optional[Sequence[str]] = None,
+                    transformations: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """The properties every ``DataDerivedFrom`` edge carries, whatever its source (None values are not stored).
+
+    ``transformation``: Identity, BlackBox or the source's own operation; ``kind``: DIRECT (the value
+    flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
+    ``subtype``: IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, GROUP_BY, SORT, WINDOW,
+    CONDITIONAL, ...; ``masking``: the value is masked (hashed, redacted) on the way;
+    ``confidenceScore``; ``query`` or ``program`` (and ``run``, ``runTime``) that made it;
+    ``operations``/``operationDescriptions``: the chain of operations (CDAP);
+    ``transformations``: every ``KIND/SUBTYPE`` seen (OpenLineage lists several); ``sourceFormat``.
+    """
+    if kind not in (DIRECT, INDIRECT):
+        raise ValueError(f"edge kind must be DIRECT or INDIRECT, got {kind!r}")
+    props = {"sourceFormat": source_format, "transformation": transformation, "kind": kind,
+             "subtype": subtype, "masking": bool(masking), "confidenceScore": float(confidence), "query": query,
+             "program": program, "run": run, "runTime": run_time, "description": description,
+             "operations": list(operations) if operations else None,
+             "operationDescriptions": list(operation_descriptions) if operation_descriptions else None,
+             "transformations": list(transformations) if transformations else None}
+    return {k: v for k, v in props.items() if v is not None}
+
+
+def datahub_subtype(operation: Optional[str]) -> tuple[str, bool]:
+    """(subtype, masking) of a DataHub ``transformOperation`` or RFC ``transformationFunction``."""
+    op = (operation or "").rsplit(".", 1)[-1].upper()
+    if op in ("IDENTITY", "COPY"):
+        return "IDENTITY", False
+    if op in _MASKING:
+        return "TRANSFORMATION", True
+    if op in _AGGREGATIONS:
+        return "AGGREGATION", False
+    return "TRANSFORMATION", False
+
+
+def carries_metadata(edge: Mapping[str, Any], *, indirect: bool = False) -> bool:
+    """Whether tags and terms propagate along an edge: identity and direct edges carry them, masking
+    edges stop them, indirect ones only when ``indirect`` is set. Edges written before the vocabulary
+    (no ``kind``) count as direct."""
+    if edge.get("masking"):
+        return False
+    if (edge.get("kind") or DIRECT) == INDIRECT:
+        return indirect
+    return True
 
 
 @dataclass
@@ -145,6 +211,11 @@ def _lineage_refs(c: AspectChange) -> Iterable[str]:
     elif isinstance(a, DatasetUpstreamLineage):
         for m in a.fieldMappings:
             yield from m.sourceFields
+    elif isinstance(a, JobLineage):
+        for e in a.edges:
+            yield e.upstream
+        for ref, _ in a.dropped:
+            yield ref
 
 
 def _schema_key(version: int, ts: int) -> tuple[int, int]:
@@ -267,7 +338,7 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
     for c in changes:
         if c.aspect_name == DATASET_KEY:
             expanded.extend(AspectChange(c.dataset_urn, a, None, True, c.ts, c.origin)
-                            for a in (SCHEMA_METADATA, *LINEAGE_ASPECTS))
+                            for a in (SCHEMA_METADATA, *LINEAGE_ASPECTS, JOB_LINEAGE))
         else:
             expanded.append(c)
     by_key: dict[tuple[str, str], list[AspectChange]] = {}
@@ -321,12 +392,14 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
         written: dict[str, dict[str, Any]] = {}
         for c in sorted((c for c in group if not c.delete), key=key):
             k = key(c)
+            terms = _glossary_terms(c.aspect)
             for f in c.aspect.schema_fields():
                 furn = field_urn(urn, f.fieldPath)
                 prev = fields_now.get(furn)
                 if prev is not None and not prev.placeholder and (prev.schemaVersion, prev.schemaTs) > k:
                     continue
                 props = field_props(urn, f)
+                props["glossaryTerms"] = terms.get(f.fieldPath)
                 props.update(placeholder=False, ambiguous=False, candidates=None, refPath=None,
                              removed=furn not in current, schemaVersion=k[0], schemaTs=k[1])
                 written[furn] = {"datasetUrn": urn, "urn": furn, "props": props}
@@ -375,7 +448,7 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
 
     resolvers: dict[str, Resolver] = {}
 
-    def resolve(ref: str) -> str:
+    def resolve(ref: str, declared: bool = False) -> str:
         ds, path = parse_field_ref(ref)
         fields_now = known.setdefault(ds, {})
         exact = fields_now.get(field_urn(ds, path))
@@ -392,6 +465,8 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
             props = {"datasetUrn": ds, "fieldPath": path, "simplePath": _simple_ref(path),
                      "placeholder": True, "removed": False, "refPath": path,
                      "ambiguous": kind == "ambiguous", "candidates": paths or None}
+            if declared:
+                props["declared"] = True
             rows["ensure_fields"].append({"datasetUrn": ds, "urn": purn, "props": props})
             if purn not in fields_now:
                 counts["placeholders"] += 1
@@ -425,9 +500,12 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
         a = win.aspect
         if isinstance(a, UpstreamLineage):
             for i, fg in enumerate(a.fineGrainedLineages or []):
-                props = {"source": aspect, "transformation": fg.transformOperation, "confidenceScore":
+                subtype, masking = datahub_subtype(fg.transformOperation)
+                props = {**edge_vocabulary(source_format=SOURCE_FORMATS[aspect], kind=DIRECT, subtype=subtype,
+                                           masking=masking),
+                         "source": aspect, "transformation": fg.transformOperation, "confidenceScore":
                          fg.confidenceScore, "query": fg.query, "createdAt": win.ts, "upstreamType": fg.upstreamType,
-                         "downstreamType": fg.downstreamType, "index": i}
+                         "downstreamType": fg.downstreamType, "index": i, "lastSeen": win.ts}
                 downs = [resolve(d) for d in fg.downstreams]
                 for d in downs:
                     for u in fg.upstreams:
@@ -439,9 +517,12 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
                             field_edges[(d, up)] = {"down": d, "up": up, "source": aspect, "props": props}
         elif isinstance(a, DatasetUpstreamLineage):
             for i, m in enumerate(a.fieldMappings):
-                props = {"source": aspect, "transformation": m.transformationFunction, "confidenceScore": 1.0,
+                subtype, masking = datahub_subtype(m.transformationFunction)
+                props = {**edge_vocabulary(source_format=SOURCE_FORMATS[aspect], kind=DIRECT, subtype=subtype,
+                                           masking=masking),
+                         "source": aspect, "transformation": m.transformationFunction, "confidenceScore": 1.0,
                          "query": None, "createdAt": (m.created.time if m.created and m.created.time else win.ts),
-                         "upstreamType": "FIELD_SET", "downstreamType": "FIELD", "index": i}
+                         "upstreamType": "FIELD_SET", "downstreamType": "FIELD", "index": i, "lastSeen": win.ts}
                 d = resolve(m.destinationField)
                 for u in m.sourceFields:
                     up = resolve(u)
@@ -450,8 +531,10 @@ def plan_changes(changes: Sequence[AspectChange], state: Mapping[str, DatasetSta
         rows["merge_dataset_edges"].extend(dataset_edges.values())
         counts["edges"] += len(field_edges) + len(dataset_edges)
 
+    _plan_job_lineage(by_key, rows, counts, resolve, ds_row)
+
     rows["upsert_datasets"] = [{"urn": u, "props": p} for u, p in dataset_rows.items()]
-    if rows["delete_lineage"] or rows["delete_fields"]:
+    if rows["delete_lineage"] or rows["delete_fields"] or rows["delete_job_lineage"]:
         rows["cleanup_placeholder_fields"] = [{}]
         rows["cleanup_placeholder_datasets"] = [{}]
     counts["ambiguous"] = len(plan.ambiguous)
@@ -462,3 +545,55 @@ def _simple_ref(path: str) -> str:
     if path.startswith("/"):
         return ".".join(c for c in path.split("/") if c)
     return v1_path(path)
+
+
+def _glossary_terms(aspect: SchemaMetadata) -> dict[str, list[str]]:
+    """fieldPath -> glossary term names (``glossaryTerms.terms[].urn`` of the aspect's field dicts)."""
+    out: dict[str, list[str]] = {}
+    for f in aspect.fields or []:
+        if not isinstance(f, dict) or not f.get("glossaryTerms"):
+            continue
+        terms = f["glossaryTerms"].get("terms") if isinstance(f["glossaryTerms"], dict) else None
+        names = [str(t.get("urn", "")).removeprefix("urn:li:glossaryTerm:") for t in terms or []
+                 if isinstance(t, dict) and t.get("urn")]
+        if names and isinstance(f.get("fieldPath"), str):
+            out[f["fieldPath"]] = names
+    return out
+
+
+def _plan_job_lineage(by_key: Mapping[tuple[str, str], list[AspectChange]], rows: dict[str, list[dict[str, Any]]],
+                      counts: Counter, resolve, ds_row) -> None:
+    """Job lineage rows: additive edges per (down, up, job) with first/last seen; declared and dropped fields."""
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    dropped: dict[tuple[str, str], None] = {}
+    for (urn, aspect), group in by_key.items():
+        if aspect != JOB_LINEAGE:
+            continue
+        if any(c.delete for c in group):
+            rows["delete_job_lineage"].append({"datasetUrn": urn})
+            counts["lineage_deletes"] += 1
+        for c in sorted((c for c in group if not c.delete), key=lambda c: c.ts):
+            a = c.aspect
+            if not isinstance(a, JobLineage):
+                continue
+            counts["job_lineages"] += 1
+            ds_row(urn)
+            for ref in a.fields:
+                resolve(ref, declared=True)
+            for e in a.edges:
+                down, up = resolve(e.downstream, declared=True), resolve(e.upstream)
+                key = (down, up, a.job)
+                prev = edges.get(key)
+                if prev is None:
+                    edges[key] = {"down": down, "up": up, "source": a.job, "firstSeen": a.time, "lastSeen": a.time,
+                                  "props": dict(e.props)}
+                else:
+                    prev["firstSeen"] = min(prev["firstSeen"], a.time)
+                    if a.time >= prev["lastSeen"]:
+                        prev["lastSeen"] = a.time
+                        prev["props"] = dict(e.props)
+            for ref, entry in a.dropped:
+                dropped[(resolve(ref), entry)] = None
+    rows["merge_job_edges"].extend(edges.values())
+    rows["mark_dropped"].extend({"urn": u, "entry": entry} for u, entry in dropped)
+    counts["edges"] += len(edges)

@@ -1,0 +1,395 @@
+"""OpenLineage run events (and dataset/job events): schemas, column lineage and field tags.
+
+Read, per dataset of ``inputs``/``outputs`` (or ``dataset`` of a DatasetEvent):
+
+- ``schema`` facet (``fields`` with nested ``fields``) -> a ``schemaMetadata`` change (version 0,
+  stamped with ``eventTime``), nested fields as dotted paths (``address.city``); field-level
+  entries of the ``tags`` facet (``{key, value, field}``) become field tags (``key`` when the value
+  is ``true``/empty, else ``key:value``);
+- ``columnLineage`` facet (1-0 to 1-2: ``fields.<out>.inputFields[]`` with ``transformations``
+  ``{type DIRECT|INDIRECT, subtype, description, masking}``, the older ``transformationType`` /
+  ``transformationDescription``, and dataset-wide ``dataset`` input fields), and the explicit
+  ``lineage`` facet that supersedes it (dataset facet ``lineage``: ``inputs`` and
+  ``fields.<out>.inputs``; job facet ``lineage``: ``entries`` of type DATASET) -> a ``jobLineage``
+  change for the output dataset. Dataset-wide inputs (``dataset``, ``lineage.inputs`` with a
+  ``field``) are INDIRECT edges from every field of the output dataset the event names.
+
+Lineage from FAIL and ABORT events is ignored (their schemas are read). ``namespace``/``name`` map
+to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Optional
+from urllib.parse import urlsplit
+
+from fieldgraph.normalizers.urns import make_dataset_urn
+
+from .events import (
+    JOB_LINEAGE, SCHEMA_METADATA, AspectChange, EventError, JobEdge, JobLineage, SchemaMetadata,
+)
+
+SOURCE_FORMAT = "openlineage"
+MAPPING_ENV = "FIELDGRAPH_OPENLINEAGE_PLATFORMS"
+
+#: URI scheme (or bare namespace) -> DataHub platform
+DEFAULT_SCHEMES = {
+    "postgres": "postgres", "postgresql": "postgres", "mysql": "mysql", "mariadb": "mariadb",
+    "mssql": "mssql", "sqlserver": "mssql", "oracle": "oracle", "db2": "db2", "teradata": "teradata",
+    "redshift": "redshift", "snowflake": "snowflake", "bigquery": "bigquery", "trino": "trino", "presto": "presto",
+    "hive": "hive", "athena": "athena", "awsathena": "athena", "glue": "glue", "databricks": "databricks",
+    "kafka": "kafka", "cassandra": "cassandra", "mongodb": "mongodb", "clickhouse": "clickhouse",
+    "s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs", "hdfs": "hdfs", "file": "file",
+    "abfss": "adls", "abfs": "adls", "wasbs": "adls", "wasb": "adls", "dbfs": "dbfs", "iceberg": "iceberg",
+    "duckdb": "duckdb", "sqlite": "sqlite", "vertica": "vertica", "spanner": "spanner", "bigtable": "bigtable",
+}
+#: schemes whose dataset name starts with the namespace's authority (the bucket or container)
+BUCKET_SCHEMES = frozenset({"s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "wasbs", "wasb"})
+_PLATFORM_CHARS = re.compile(r"[^a-z0-9_-]+")
+
+
+@dataclass
+class PlatformMapping:
+    """How an OpenLineage ``(namespace, name)`` becomes a dataset URN.
+
+    ``namespaces``: exact namespace -> ``{"platform", "prefix", "env"}`` (checked first);
+    ``schemes``: URI scheme -> platform (over :data:`DEFAULT_SCHEMES`); ``env``: default env.
+    Object stores (s3, gcs, adls) prefix the name with the bucket (``s3://b`` + ``/p/x`` -> ``b/p/x``);
+    other platforms keep the name as it is (``db.schema.table``, a topic, an HDFS path). A namespace
+    with no scheme is its own platform (``bigquery``), lower-cased.
+    """
+
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    schemes: dict[str, str] = field(default_factory=dict)
+    env: str = "PROD"
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> "PlatformMapping":
+        unknown = set(obj) - {"namespaces", "schemes", "env"}
+        if unknown:
+            raise ValueError(f"unknown keys {sorted(unknown)} in the OpenLineage platform mapping "
+                             "(expected namespaces, schemes, env)")
+        return cls(dict(obj.get("namespaces") or {}), dict(obj.get("schemes") or {}), obj.get("env") or "PROD")
+
+    def dataset_urn(self, namespace: str, name: str) -> str:
+        if not namespace or not name:
+            raise ValueError(f"dataset namespace and name must be non-empty, got {namespace!r}, {name!r}")
+        env = self.env
+        exact = self.namespaces.get(namespace)
+        if exact is not None:
+            return make_dataset_urn(exact["platform"], exact.get("prefix", "") + name, exact.get("env", env))
+        if "://" in namespace:
+            parts = urlsplit(namespace)
+            scheme = parts.scheme.lower()
+            platform = self.schemes.get(scheme) or DEFAULT_SCHEMES.get(scheme) or _PLATFORM_CHARS.sub("_", scheme)
+            if scheme in BUCKET_SCHEMES and parts.netloc:
+                name = f"{parts.netloc}/{name.lstrip('/')}"
+        else:
+            key = namespace.lower()
+            platform = self.schemes.get(key) or DEFAULT_SCHEMES.get(key) or _PLATFORM_CHARS.sub("_", key)
+        return make_dataset_urn(platform, name, env)
+
+
+_mapping: Optional[PlatformMapping] = None
+
+
+def configure(mapping: PlatformMapping | dict[str, Any] | None) -> None:
+    """Set the platform mapping (None: back to ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS`` or the defaults)."""
+    global _mapping
+    _mapping = PlatformMapping.from_json(mapping) if isinstance(mapping, dict) else mapping
+
+
+def mapping() -> PlatformMapping:
+    """The platform mapping in force: :func:`configure`'s, else the JSON file ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS``
+    names, else the defaults."""
+    global _mapping
+    if _mapping is None:
+        path = os.environ.get(MAPPING_ENV)
+        if path:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    _mapping = PlatformMapping.from_json(json.load(fh))
+            except (OSError, ValueError) as exc:
+                raise EventError(f"cannot read the OpenLineage platform mapping {path}: {exc}",
+                                 where=MAPPING_ENV) from None
+        else:
+            _mapping = PlatformMapping()
+    return _mapping
+
+
+def dataset_urn(namespace: str, name: str) -> str:
+    return mapping().dataset_urn(namespace, name)
+
+
+# --- reading events ------------------------------------------------------------------------------------
+
+_TYPES = [
+    (("STRING", "VARCHAR", "CHAR", "TEXT", "NVARCHAR", "NCHAR", "UUID", "JSON"), "StringType"),
+    (("INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "LONG", "SHORT", "BYTE", "INT64", "INT32", "DOUBLE",
+      "FLOAT", "REAL", "DECIMAL", "NUMERIC", "NUMBER", "FLOAT64"), "NumberType"),
+    (("BOOLEAN", "BOOL"), "BooleanType"),
+    (("DATE",), "DateType"),
+    (("TIMESTAMP", "DATETIME", "TIME", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ", "TIMESTAMP_TZ"), "TimeType"),
+    (("BINARY", "BYTES", "VARBINARY", "BLOB"), "BytesType"),
+    (("STRUCT", "RECORD", "ROW", "OBJECT"), "RecordType"),
+    (("ARRAY", "LIST"), "ArrayType"),
+    (("MAP",), "MapType"),
+]
+
+
+def _datahub_type(native: Optional[str], has_children: bool) -> str:
+    base = re.split(r"[<(\s]", (native or "").strip().upper(), maxsplit=1)[0]
+    for names, cls in _TYPES:
+        if base in names:
+            return cls
+    return "RecordType" if has_children else "NullType"
+
+
+def _ms(value: Any, where: str) -> int:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)
+    if not isinstance(value, str) or not value:
+        raise EventError("eventTime is missing or not an ISO 8601 time", where=where)
+    try:
+        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        raise EventError(f"eventTime {value!r} is not an ISO 8601 time", where=where) from None
+
+
+def _obj(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise EventError(f"expected an object, got {type(value).__name__}", where=where)
+    return value
+
+
+def _list(value: Any, where: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EventError(f"expected an array, got {type(value).__name__}", where=where)
+    return value
+
+
+def _str(obj: dict[str, Any], key: str, where: str) -> str:
+    v = obj.get(key)
+    if not isinstance(v, str) or not v:
+        raise EventError(f"{key} is missing or not a non-empty string", where=f"{where}.{key}")
+    return v
+
+
+def _urn(namespace: str, name: str, where: str) -> str:
+    try:
+        return dataset_urn(namespace, name)
+    except (ValueError, EventError) as exc:
+        raise EventError(str(exc), where=where) from None
+
+
+def _schema_fields(fields: list[Any], where: str, prefix: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
+    for i, f in enumerate(fields):
+        w = f"{where}[{i}]"
+        f = _obj(f, w)
+        name = _str(f, "name", w)
+        children = _list(f.get("fields"), f"{w}.fields")
+        yield prefix + name, {"type": f.get("type"), "description": f.get("description"), "nested": bool(children)}
+        yield from _schema_fields(children, f"{w}.fields", prefix + name + ".")
+
+
+def _field_tags(facets: dict[str, Any], where: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for i, t in enumerate(_list(_obj(facets.get("tags"), f"{where}.tags").get("tags"), f"{where}.tags.tags")):
+        t = _obj(t, f"{where}.tags.tags[{i}]")
+        if t.get("field") and t.get("key"):
+            value = str(t.get("value") or "")
+            out.setdefault(t["field"], []).append(t["key"] if value.lower() in ("", "true") else f"{t['key']}:{value}")
+    return out
+
+
+def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin: str) -> Optional[AspectChange]:
+    schema = facets.get("schema")
+    if schema is None:
+        return None
+    fields = list(_schema_fields(_list(_obj(schema, f"{where}.schema").get("fields"), f"{where}.schema.fields"),
+                                 f"{where}.schema.fields"))
+    tags = _field_tags(facets, where)
+    dh_fields = []
+    for path, f in fields:
+        d: dict[str, Any] = {"fieldPath": path, "nullable": True, "nativeDataType": f["type"] or "",
+                             "type": {"type": {f"com.linkedin.schema.{_datahub_type(f['type'], f['nested'])}": {}}}}
+        if f["description"]:
+            d["description"] = f["description"]
+        if tags.get(path):
+            d["globalTags"] = {"tags": [{"tag": f"urn:li:tag:{t}"} for t in tags[path]]}
+        dh_fields.append(d)
+    platform = urn.split("urn:li:dataPlatform:", 1)[1].split(",", 1)[0]
+    aspect = SchemaMetadata.model_validate({
+        "schemaName": urn, "platform": f"urn:li:dataPlatform:{platform}", "version": 0, "hash": "",
+        "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}}, "fields": dh_fields})
+    aspect.schema_fields(f"{where}.schema")
+    return AspectChange(urn, SCHEMA_METADATA, aspect, False, ts, origin)
+
+
+def _transformations(inp: dict[str, Any], legacy: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    ts = _list(inp.get("transformations"), f"{where}.transformations")
+    out = []
+    for i, t in enumerate(ts):
+        t = _obj(t, f"{where}.transformations[{i}]")
+        kind = str(t.get("type") or "").upper()
+        if kind not in ("DIRECT", "INDIRECT"):
+            raise EventError(f"transformation type {t.get('type')!r} is not DIRECT or INDIRECT",
+                             where=f"{where}.transformations[{i}].type")
+        out.append({"type": kind, "subtype": (str(t["subtype"]).upper() if t.get("subtype") else None),
+                    "description": t.get("description") or None, "masking": bool(t.get("masking"))})
+    if not out:  # columnLineage 1-0: transformationType IDENTITY|MASKED on the output field
+        legacy_type = str(legacy.get("transformationType") or "").upper()
+        out.append({"type": "DIRECT", "subtype": "IDENTITY" if legacy_type == "IDENTITY" else
+                    ("TRANSFORMATION" if legacy_type else None), "description":
+                    legacy.get("transformationDescription") or None, "masking": legacy_type == "MASKED"})
+    return out
+
+
+def _edge_props(ts: list[dict[str, Any]], job: str, run: Optional[str], time: int,
+                query: Optional[str]) -> dict[str, Any]:
+    from fieldgraph.ingest.plan import edge_vocabulary
+
+    direct = [t for t in ts if t["type"] == "DIRECT"]
+    main = (direct or ts)[0]
+    masking = all(t["masking"] for t in direct) if direct else any(t["masking"] for t in ts)
+    subtype = main["subtype"]
+    transformation = "Identity" if subtype == "IDENTITY" and not masking else (subtype or "BlackBox").title()
+    return edge_vocabulary(
+        source_format=SOURCE_FORMAT, transformation=transformation, kind=main["type"], subtype=subtype,
+        masking=masking, program=job, run=run, run_time=time, query=query,
+        description="; ".join(t["description"] for t in ts if t["description"]) or None,
+        transformations=sorted({f"{t['type']}/{t['subtype'] or ''}".rstrip("/") for t in ts}))
+
+
+@dataclass
+class _Collected:
+    edges: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    fields: set[str] = field(default_factory=set)
+    wide: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)  # dataset-wide (up, transformations)
+
+
+def _input_ref(inp: dict[str, Any], where: str, field_key: str = "field") -> Optional[str]:
+    from fieldgraph.ingest.plan import field_urn
+
+    if str(inp.get("type") or "DATASET").upper() != "DATASET":
+        return None  # job inputs (explicit lineage) have no field to point at
+    ns, name = _str(inp, "namespace", where), _str(inp, "name", where)
+    f = inp.get(field_key)
+    if not f:
+        return None
+    return field_urn(_urn(ns, name, where), str(f))
+
+
+def _collect_column_lineage(cll: dict[str, Any], into: _Collected, where: str) -> None:
+    for out_name, spec in _obj(cll.get("fields"), f"{where}.fields").items():
+        w = f"{where}.fields.{out_name}"
+        spec = _obj(spec, w)
+        into.fields.add(out_name)
+        for j, inp in enumerate(_list(spec.get("inputFields"), f"{w}.inputFields")):
+            wi = f"{w}.inputFields[{j}]"
+            inp = _obj(inp, wi)
+            _str(inp, "field", wi)
+            up = _input_ref(inp, wi)
+            into.edges.setdefault((out_name, up), []).extend(_transformations(inp, spec, wi))
+    for j, inp in enumerate(_list(cll.get("dataset"), f"{where}.dataset")):
+        wi = f"{where}.dataset[{j}]"
+        inp = _obj(inp, wi)
+        up = _input_ref(inp, wi)
+        if up:
+            ts = _transformations(inp, {}, wi)
+            into.wide.append((up, [{**t, "type": "INDIRECT"} for t in ts]))
+
+
+def _collect_explicit(entry: dict[str, Any], into: _Collected, where: str) -> None:
+    """The explicit ``lineage`` facet (dataset facet, or one DATASET entry of the job facet)."""
+    for j, inp in enumerate(_list(entry.get("inputs"), f"{where}.inputs")):
+        wi = f"{where}.inputs[{j}]"
+        inp = _obj(inp, wi)
+        up = _input_ref(inp, wi)
+        if up:
+            into.wide.append((up, [{**t, "type": "INDIRECT"} for t in _transformations(inp, {}, wi)]))
+    for out_name, spec in _obj(entry.get("fields"), f"{where}.fields").items():
+        w = f"{where}.fields.{out_name}"
+        into.fields.add(out_name)
+        for j, inp in enumerate(_list(_obj(spec, w).get("inputs"), f"{w}.inputs")):
+            wi = f"{w}.inputs[{j}]"
+            inp = _obj(inp, wi)
+            up = _input_ref(inp, wi)
+            if up:
+                into.edges.setdefault((out_name, up), []).extend(_transformations(inp, {}, wi))
+
+
+def decode_openlineage_event(obj: Any, origin: str = "") -> list[AspectChange]:
+    """The ``schemaMetadata`` and ``jobLineage`` changes of one OpenLineage event, or :class:`EventError`."""
+    from fieldgraph.ingest.plan import field_urn
+
+    if not isinstance(obj, dict):
+        raise EventError(f"an OpenLineage event is a JSON object, got {type(obj).__name__}")
+    ts = _ms(obj.get("eventTime"), "eventTime")
+    event_type = str(obj.get("eventType") or "").upper()
+    job = _obj(obj.get("job"), "job")
+    run = _obj(obj.get("run"), "run")
+    if obj.get("dataset") is None and not job:
+        raise EventError("an OpenLineage RunEvent or JobEvent needs job {namespace, name}", where="job")
+    job_id = f"{SOURCE_FORMAT}:{_str(job, 'namespace', 'job')}/{_str(job, 'name', 'job')}" if job else None
+    run_id = run.get("runId") if isinstance(run.get("runId"), str) else None
+    job_facets = _obj(job.get("facets"), "job.facets")
+    query = _obj(job_facets.get("sql"), "job.facets.sql").get("query") or None
+    with_lineage = event_type not in ("FAIL", "ABORT") and job_id is not None
+
+    changes: list[AspectChange] = []
+    collected: dict[str, _Collected] = {}
+    datasets: list[tuple[str, dict[str, Any]]] = []
+    for key in ("inputs", "outputs"):
+        datasets += [(f"{key}[{i}]", d) for i, d in enumerate(_list(obj.get(key), key))]
+    if obj.get("dataset") is not None:
+        datasets.append(("dataset", obj["dataset"]))
+    for where, d in datasets:
+        d = _obj(d, where)
+        urn = _urn(_str(d, "namespace", where), _str(d, "name", where), where)
+        facets = _obj(d.get("facets"), f"{where}.facets")
+        sc = _schema_change(urn, facets, ts, f"{where}.facets", origin)
+        if sc is not None:
+            changes.append(sc)
+        if not with_lineage:
+            continue
+        if facets.get("columnLineage") is not None:
+            _collect_column_lineage(_obj(facets["columnLineage"], f"{where}.facets.columnLineage"),
+                                    collected.setdefault(urn, _Collected()), f"{where}.facets.columnLineage")
+        if facets.get("lineage") is not None:
+            _collect_explicit(_obj(facets["lineage"], f"{where}.facets.lineage"), collected.setdefault(urn, _Collected()),
+                              f"{where}.facets.lineage")
+        if sc is not None and urn in collected:
+            collected[urn].fields.update(f["fieldPath"] for f in sc.aspect.fields or [])
+    if with_lineage and job_facets.get("lineage") is not None:
+        w = "job.facets.lineage"
+        for i, entry in enumerate(_list(_obj(job_facets["lineage"], w).get("entries"), f"{w}.entries")):
+            we = f"{w}.entries[{i}]"
+            entry = _obj(entry, we)
+            if str(entry.get("type") or "").upper() != "DATASET":
+                continue
+            urn = _urn(_str(entry, "namespace", we), _str(entry, "name", we), we)
+            _collect_explicit(entry, collected.setdefault(urn, _Collected()), we)
+
+    for urn, c in collected.items():
+        edges: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for (out_name, up), trs in c.edges.items():
+            edges.setdefault((field_urn(urn, out_name), up), []).extend(trs)
+        for up, trs in c.wide:
+            for out_name in c.fields:
+                edges.setdefault((field_urn(urn, out_name), up), []).extend(trs)
+        job_edges = tuple(JobEdge(down, up, _edge_props(trs, job_id, run_id, ts, query))
+                          for (down, up), trs in edges.items())
+        aspect = JobLineage(job=job_id, format=SOURCE_FORMAT, run=run_id, time=ts, edges=job_edges,
+                            fields=tuple(field_urn(urn, f) for f in sorted(c.fields)))
+        changes.append(AspectChange(urn, JOB_LINEAGE, aspect, False, ts, origin))
+    return changes
