@@ -1,3 +1,116 @@
-"""cli_kafka commands of the fieldgraph CLI."""
+"""Kafka commands of the fieldgraph CLI: ``worker`` (consume into the graph) and ``emit`` (send event files)."""
 
-from fieldgraph.ingest.cli import app  # noqa: F401
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.text import Text
+
+from fieldgraph.ingest.cli import app, err, fail, out  # noqa: F401
+from fieldgraph.normalizers import FieldgraphError
+
+_X_HELP = "librdkafka setting name=value, passed through (security.protocol, sasl.*, ssl.*, ...); repeatable."
+
+
+@app.command("worker")
+def worker_cmd(
+    topic: List[str] = typer.Option([], "--topic", "-t", help="Topic to consume; repeatable. Default: "
+                                    "MetadataChangeLog_Versioned_v1, MetadataChangeProposal_v1, MetadataAuditEvent_v4."),
+    bootstrap_servers: Optional[str] = typer.Option(None, "--bootstrap-servers", "-b",
+                                                    help="Kafka brokers (default localhost:9092)."),
+    group_id: Optional[str] = typer.Option(None, "--group", help="Consumer group (default fieldgraph)."),
+    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="Graph URI (embedded[:PATH], falkordb://, "
+                                        "bolt://, neo4j://)."),
+    graph_name: Optional[str] = typer.Option(None, "--graph-name", help="FalkorDB graph name."),
+    dlq_topic: Optional[str] = typer.Option(None, "--dlq-topic", help="Dead-letter topic (default <topic>.dlq)."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1, help="Messages per micro-batch (2000)."),
+    schema_registry_url: Optional[str] = typer.Option(None, "--schema-registry-url",
+                                                      help="Schema registry for Avro values."),
+    avsc: List[Path] = typer.Option([], "--avsc", help="Local .avsc file or folder for Avro values (no registry)."),
+    metrics_port: Optional[int] = typer.Option(None, "--metrics-port", help="Serve Prometheus metrics on this port."),
+    log_interval: Optional[float] = typer.Option(None, "--log-interval", help="Seconds between progress lines (10)."),
+    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML config file (or $FIELDGRAPH_CONFIG)."),
+    kafka_setting: List[str] = typer.Option([], "-X", help=_X_HELP),
+    strict_aspects: Optional[bool] = typer.Option(None, "--strict-aspects/--skip-unused-aspects",
+                                                  help="Dead-letter events with no aspect fieldgraph reads "
+                                                  "(default: skip them; DataHub topics carry every aspect)."),
+    idle_exit: Optional[float] = typer.Option(None, "--exit-when-idle", help="Stop after this many seconds without "
+                                              "messages (for one-off catch-up runs)."),
+) -> None:
+    """Consume change events from Kafka into the lineage graph (a consumer group member).
+
+    Settings: flags > FIELDGRAPH_* environment > config file. Bad events go to the dead-letter
+    topic; offsets are committed only after the graph write. SIGTERM/SIGINT finish the batch and stop.
+    """
+    from fieldgraph.ingest.config import load_config, parse_settings
+    from fieldgraph.ingest.worker import Worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_config(config, flags={
+            "topics": list(topic), "bootstrap_servers": bootstrap_servers, "group_id": group_id, "graph": graph,
+            "graph_name": graph_name, "dlq_topic": dlq_topic, "batch_size": batch_size,
+            "schema_registry_url": schema_registry_url, "avsc": [str(p) for p in avsc], "metrics_port": metrics_port,
+            "log_interval_s": log_interval, "strict_aspects": strict_aspects, "kafka": parse_settings(list(kafka_setting), "-X"),
+        })
+        w = Worker(cfg)
+    except FieldgraphError as exc:
+        raise fail(str(exc)) from None
+    w.install_signals()
+    try:
+        w.run(max_idle_s=idle_exit)
+    except FieldgraphError as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # confluent_kafka.KafkaException (e.g. a bad -X setting)
+        raise fail(f"{type(exc).__name__}: {exc}") from None
+
+
+@app.command("emit")
+def emit_cmd(
+    paths: List[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
+    topic: str = typer.Option("MetadataChangeProposal_v1", "--topic", "-t", help="Topic to send to."),
+    bootstrap_servers: str = typer.Option("localhost:9092", "--bootstrap-servers", "-b",
+                                          envvar="FIELDGRAPH_BOOTSTRAP_SERVERS", help="Kafka brokers."),
+    kafka_setting: List[str] = typer.Option([], "-X", help=_X_HELP),
+    validate: bool = typer.Option(False, "--validate", help="Send only events fieldgraph can decode."),
+) -> None:
+    """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer)."""
+    from fieldgraph.ingest.config import parse_settings
+    from fieldgraph.ingest.emitter import Emitter
+    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.replay import event_files, read_events
+
+    try:
+        files = event_files(paths)
+        em = Emitter(bootstrap_servers, topic=topic, kafka=parse_settings(list(kafka_setting), "-X"))
+    except (FileNotFoundError, FieldgraphError) as exc:
+        raise fail(str(exc)) from None
+    except Exception as exc:  # a bad -X setting
+        raise fail(f"{type(exc).__name__}: {exc}") from None
+    sent = skipped = 0
+    for f in files:
+        for raw in read_events(f):
+            if raw.error is not None:
+                err.print(Text(f"skipped {raw.where}: {raw.error}", style="yellow"), soft_wrap=True)
+                skipped += 1
+                continue
+            if validate:
+                try:
+                    decode_event(raw.event, origin=raw.where)
+                except FieldgraphError as exc:
+                    err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
+                    skipped += 1
+                    continue
+            em.emit(raw.event)
+            sent += 1
+    try:
+        report = em.flush()
+    except FieldgraphError as exc:
+        raise fail(str(exc)) from None
+    out.print(Text(f"sent {report.delivered} events from {len(files)} files to {topic}"
+                   + (f"; skipped {skipped}" if skipped else "")))
+    if skipped:
+        raise typer.Exit(2)

@@ -1,0 +1,154 @@
+"""Worker settings: defaults < config file (TOML) < environment (``FIELDGRAPH_*``) < command-line flags.
+
+Config file (``--config worker.toml`` or ``FIELDGRAPH_CONFIG``)::
+
+    bootstrap_servers = "kafka:9092"
+    group_id = "fieldgraph"
+    topics = ["MetadataChangeLog_Versioned_v1"]
+    graph = "bolt://neo4j:7687"
+    schema_registry_url = "http://schema-registry:8081"
+    [kafka]                      # librdkafka settings, passed through as they are
+    "security.protocol" = "SASL_SSL"
+    "sasl.mechanism" = "PLAIN"
+    [schema_registry]            # SchemaRegistryClient settings
+    "basic.auth.user.info" = "key:secret"
+
+Environment: ``FIELDGRAPH_<SETTING>`` for each setting (``FIELDGRAPH_TOPICS`` comma-separated),
+``FIELDGRAPH_KAFKA_<NAME>`` for a librdkafka setting (``FIELDGRAPH_KAFKA_SASL_MECHANISM=PLAIN`` ->
+``sasl.mechanism``), ``FIELDGRAPH_SCHEMA_REGISTRY_<NAME>`` likewise for the registry client.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from fieldgraph.normalizers import FieldgraphError
+
+DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1", "MetadataAuditEvent_v4")
+
+
+class ConfigError(FieldgraphError, ValueError):
+    """A setting that cannot be used; the message names it and where it came from."""
+
+
+@dataclass
+class WorkerConfig:
+    bootstrap_servers: str = "localhost:9092"
+    group_id: str = "fieldgraph"
+    topics: list[str] = field(default_factory=lambda: list(DEFAULT_TOPICS))
+    #: dead-letter topic; default ``<topic>.dlq`` of the message's topic
+    dlq_topic: Optional[str] = None
+    dlq_suffix: str = ".dlq"
+    graph: Optional[str] = None
+    graph_name: Optional[str] = None
+    batch_size: int = 2000
+    batch_timeout_s: float = 0.5
+    schema_registry_url: Optional[str] = None
+    avsc: list[str] = field(default_factory=list)
+    metrics_port: Optional[int] = None
+    log_interval_s: float = 10.0
+    auto_offset_reset: str = "earliest"
+    retry_max_s: float = 30.0
+    #: send events with no aspect fieldgraph reads to the DLQ (for topics only fieldgraph's producers use);
+    #: off by default, since DataHub's topics carry every aspect of every entity
+    strict_aspects: bool = False
+    kafka: dict[str, str] = field(default_factory=dict)
+    schema_registry: dict[str, str] = field(default_factory=dict)
+
+
+_LISTS = {"topics", "avsc"}
+_DICTS = {"kafka", "schema_registry"}
+
+
+def _coerce(name: str, value: Any, where: str) -> Any:
+    f = {f.name: f for f in fields(WorkerConfig)}[name]
+    typ = str(f.type)
+    try:
+        if name in _LISTS:
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return value
+            raise ValueError("expected a list of strings or a comma-separated string")
+        if name in _DICTS:
+            if not isinstance(value, Mapping):
+                raise ValueError("expected a table of settings")
+            return {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+        if value is None:
+            return None
+        if "bool" in typ:
+            if isinstance(value, bool):
+                return value
+            if str(value).lower() in ("1", "true", "yes", "on"):
+                return True
+            if str(value).lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError("expected true or false")
+        if "int" in typ:
+            return int(value)
+        if "float" in typ:
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: setting {name!r} = {value!r}: {exc}") from None
+
+
+def load_config(path: Optional[str | Path] = None, *, env: Optional[Mapping[str, str]] = None,
+                flags: Optional[Mapping[str, Any]] = None) -> WorkerConfig:
+    """Merge the config file, the environment and the flags (``None`` flags are unset) into a config."""
+    env = os.environ if env is None else env
+    cfg = WorkerConfig()
+    names = {f.name for f in fields(WorkerConfig)}
+    path = path or env.get("FIELDGRAPH_CONFIG")
+    if path:
+        p = Path(path)
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise ConfigError(f"{p}: reading a TOML config file needs Python 3.11 or newer") from None
+        try:
+            doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{p}: not TOML: {exc}") from None
+        for k, v in doc.items():
+            if k not in names:
+                raise ConfigError(f"{p}: unknown setting {k!r}; known: {', '.join(sorted(names))}")
+            setattr(cfg, k, _coerce(k, v, str(p)))
+    for key, value in env.items():
+        if not key.startswith("FIELDGRAPH_") or key in ("FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA"):
+            continue
+        rest = key[len("FIELDGRAPH_"):]
+        if rest.startswith("SCHEMA_REGISTRY_") and rest != "SCHEMA_REGISTRY_URL":
+            cfg.schema_registry[rest[len("SCHEMA_REGISTRY_"):].lower().replace("_", ".")] = value
+        elif rest.startswith("KAFKA_"):
+            cfg.kafka[rest[len("KAFKA_"):].lower().replace("_", ".")] = value
+        elif rest.lower() in names and rest.lower() not in _DICTS:
+            setattr(cfg, rest.lower(), _coerce(rest.lower(), value, f"environment {key}"))
+    for k, v in (flags or {}).items():
+        if v is None or (k in _LISTS | _DICTS and not v):
+            continue
+        if k in _DICTS:
+            getattr(cfg, k).update(_coerce(k, v, f"--{k.replace('_', '-')}"))
+        else:
+            setattr(cfg, k, _coerce(k, v, f"--{k.replace('_', '-')}"))
+    if not cfg.topics:
+        raise ConfigError("no topics to subscribe to (--topic)")
+    if cfg.batch_size < 1:
+        raise ConfigError(f"batch_size must be at least 1, got {cfg.batch_size}")
+    return cfg
+
+
+def parse_settings(items: list[str], option: str) -> dict[str, str]:
+    """``-X name=value`` pairs."""
+    out = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise ConfigError(f"{option} {item!r}: expected name=value")
+        out[k.strip()] = v
+    return out

@@ -1,0 +1,173 @@
+"""Kafka message values -> event objects: JSON, or Avro in the Confluent wire format.
+
+Confluent wire format: byte 0 is the magic byte ``0``, bytes 1-4 the schema id (big-endian), the
+rest the Avro binary body. The writer schema comes from the schema registry when one is
+configured (confluent-kafka's ``SchemaRegistryClient``, cached per id), else from local ``.avsc``
+files: a file named ``<id>.avsc`` is that id; otherwise the schema whose record name matches the
+topic (``MetadataChangeLog_*`` -> ``MetadataChangeLog``, ``MetadataChangeProposal_*``,
+``MetadataAuditEvent_*``), or the only schema given.
+
+Everything wrong raises :class:`MessageDecodeError` with a short ``kind`` (the DLQ header
+``fieldgraph.error``) and a reason.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+from fieldgraph.normalizers import FieldgraphError
+
+MAGIC = 0
+
+
+class MessageDecodeError(FieldgraphError, ValueError):
+    """A message value that cannot be read. ``kind``: ``json``, ``avro``, ``schema``, ``empty``."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        self.reason = reason
+        super().__init__(reason)
+
+
+#: topic prefix -> Avro record (short) name of the events it carries
+TOPIC_RECORDS = {
+    "MetadataChangeLog": "MetadataChangeLog",
+    "MetadataChangeProposal": "MetadataChangeProposal",
+    "FailedMetadataChangeProposal": "FailedMetadataChangeProposal",
+    "MetadataAuditEvent": "MetadataAuditEvent",
+    "MetadataChangeEvent": "MetadataChangeEvent",
+}
+
+
+def _plain(v: Any) -> Any:
+    """Avro values as the JSON the event models read (bytes -> str, tuples of union branches kept plain)."""
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8", errors="replace")
+    return v
+
+
+class ValueDecoder:
+    """Decodes message values; one per worker (schemas are cached)."""
+
+    def __init__(self, *, registry_url: Optional[str] = None, registry_conf: Optional[Mapping[str, Any]] = None,
+                 avsc: Iterable[str | Path] = ()) -> None:
+        self.registry_url = registry_url
+        self._registry_conf = dict(registry_conf or {})
+        self._registry: Any = None
+        self._by_id: dict[int, Any] = {}
+        self._local: dict[str, Any] = {}  # file stem -> parsed schema
+        self._local_names: dict[str, Any] = {}  # record short name -> parsed schema
+        for p in avsc:
+            self._load_avsc(Path(p))
+
+    def _load_avsc(self, path: Path) -> None:
+        from fastavro import parse_schema
+
+        files = sorted(path.rglob("*.avsc")) if path.is_dir() else [path]
+        if path.is_dir() and not files:
+            raise MessageDecodeError("schema", f"{path}: no .avsc files in this folder")
+        for f in files:
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+                parsed = parse_schema(doc)
+            except OSError as exc:
+                raise MessageDecodeError("schema", f"{f}: cannot read: {exc.strerror or exc}") from None
+            except Exception as exc:  # json or fastavro SchemaParseException
+                raise MessageDecodeError("schema", f"{f}: not an Avro schema: {exc}") from None
+            self._local[f.stem] = parsed
+            name = doc.get("name", "") if isinstance(doc, dict) else ""
+            self._local_names[name.rsplit(".", 1)[-1]] = parsed
+
+    # -- schemas --
+    def _registry_schema(self, schema_id: int) -> Any:
+        from fastavro import parse_schema
+
+        if self._registry is None:
+            try:
+                from confluent_kafka.schema_registry import SchemaRegistryClient
+            except ImportError as exc:  # pragma: no cover - the extra is a dependency
+                raise MessageDecodeError("schema", f"the schema registry client is not installed: {exc}") from None
+            self._registry = SchemaRegistryClient({"url": self.registry_url, **self._registry_conf})
+        try:
+            schema = self._registry.get_schema(schema_id)
+        except Exception as exc:
+            # a registry that is down is not bad input: the caller retries (RegistryUnavailable)
+            status = getattr(exc, "http_status_code", None)
+            if status == 404:
+                raise MessageDecodeError("schema", f"schema id {schema_id} is not in the registry at "
+                                         f"{self.registry_url}") from None
+            raise RegistryUnavailable(f"schema registry at {self.registry_url}: {exc}") from None
+        if schema.schema_type not in (None, "AVRO"):
+            raise MessageDecodeError("schema", f"schema id {schema_id} is {schema.schema_type}, not Avro")
+        return parse_schema(json.loads(schema.schema_str))
+
+    def _local_schema(self, schema_id: int, topic: str) -> Any:
+        if str(schema_id) in self._local:
+            return self._local[str(schema_id)]
+        for prefix, record in TOPIC_RECORDS.items():
+            if topic.startswith(prefix) and record in self._local_names:
+                return self._local_names[record]
+        if len(self._local) == 1:
+            return next(iter(self._local.values()))
+        if not self._local:
+            raise MessageDecodeError("schema", f"Avro message (schema id {schema_id}) but no schema registry "
+                                     "(--schema-registry-url) and no local .avsc files (--avsc) are configured")
+        raise MessageDecodeError("schema", f"no local schema for id {schema_id} on topic {topic!r}: name the file "
+                                 f"{schema_id}.avsc, or configure the schema registry")
+
+    def schema(self, schema_id: int, topic: str) -> Any:
+        s = self._by_id.get(schema_id) if self.registry_url else None
+        if s is None:
+            s = self._registry_schema(schema_id) if self.registry_url else self._local_schema(schema_id, topic)
+            if self.registry_url:
+                self._by_id[schema_id] = s
+        return s
+
+    # -- values --
+    def decode(self, value: Optional[bytes], topic: str = "") -> Any:
+        """The event object in ``value`` (a dict for every DataHub event)."""
+        if not value:
+            raise MessageDecodeError("empty", "the message has no value (a tombstone or an empty message)")
+        if value[0] == MAGIC and len(value) >= 5:
+            return self.decode_avro(value, topic)
+        try:
+            return json.loads(value)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise MessageDecodeError("json", f"not JSON (and not Confluent wire-format Avro): {exc}") from None
+
+    def decode_avro(self, value: bytes, topic: str = "") -> Any:
+        from fastavro import schemaless_reader
+
+        (schema_id,) = struct.unpack(">I", value[1:5])
+        schema = self.schema(schema_id, topic)
+        try:
+            obj = schemaless_reader(io.BytesIO(value[5:]), schema, None)
+        except Exception as exc:
+            raise MessageDecodeError("avro", f"Avro body does not match schema id {schema_id}: "
+                                     f"{type(exc).__name__}: {exc}") from None
+        obj = _plain(obj)
+        if isinstance(obj, dict):
+            obj = {k: v for k, v in obj.items() if v is not None}
+        return obj
+
+
+class RegistryUnavailable(FieldgraphError):
+    """The schema registry cannot be reached: not bad input, the worker retries."""
+
+
+def encode_avro(obj: Mapping[str, Any], schema: Any, schema_id: int) -> bytes:
+    """``obj`` in the Confluent wire format (for producers and tests)."""
+    from fastavro import parse_schema, schemaless_writer
+
+    buf = io.BytesIO()
+    buf.write(struct.pack(">bI", MAGIC, schema_id))
+    schemaless_writer(buf, parse_schema(schema) if isinstance(schema, dict) else schema, dict(obj))
+    return buf.getvalue()

@@ -1,0 +1,556 @@
+"""The Kafka ingestion worker: a consumer group member that keeps the lineage graph current.
+
+One loop, one thread, micro-batches::
+
+    poll up to batch_size messages -> decode each (JSON or Avro) -> decode_event (the same pure code
+    as file replay) -> bad ones to the dead-letter topic (flushed, delivery confirmed) -> plan and write
+    the batch to the graph (retried with backoff while the graph is down; partitions paused) ->
+    re-resolve placeholders of the datasets the batch touched -> commit the batch's offsets (sync).
+
+Offsets are committed only after the graph write and the DLQ delivery covering them succeeded, so a
+crash at any moment loses nothing; the replay after it rewrites the same aspects, which the planner
+treats as no-ops or identical overwrites (newest stamp wins, equal stamps re-apply), so it changes
+nothing. A batch always completes before the next poll, so a rebalance (which runs inside poll)
+never takes partitions from under an unfinished batch; SIGTERM/SIGINT stop the loop after the batch.
+
+Two workers writing at once (different partitions) can race: a lineage batch reads dataset X without
+a schema and creates placeholder fields while another worker writes X's schema. Placeholder
+resolution is idempotent (moving edges from a placeholder that is gone is a no-op), so after each
+batch the worker re-reads the datasets that got a schema or a new placeholder in the batch and
+resolves what now resolves. Whichever writer finishes last sees both writes, so no placeholder
+that a schema resolves survives.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from fieldgraph.graph import GraphError, LineageGraph
+from fieldgraph.graph import cypher as cy
+from fieldgraph.graph.lineage import gc_paused
+from fieldgraph.normalizers import FieldgraphError
+
+from .config import WorkerConfig
+from .decode import MessageDecodeError, RegistryUnavailable, ValueDecoder
+from .events import SCHEMA_METADATA, AspectChange, decode_event
+from .plan import DatasetState, Plan, Resolver, datasets_to_read, field_urn
+
+log = logging.getLogger("fieldgraph.worker")
+
+#: plan steps the worker runs with a statement that is safe when several workers write at once
+WORKER_STATEMENTS = {"ensure_fields": "ensure_placeholder_fields"}
+
+#: DLQ headers
+H_ERROR, H_REASON = "fieldgraph.error", "fieldgraph.reason"
+H_TOPIC, H_PARTITION, H_OFFSET = "fieldgraph.original.topic", "fieldgraph.original.partition", \
+    "fieldgraph.original.offset"
+
+
+class WorkerError(FieldgraphError):
+    """The worker cannot go on (a fatal Kafka error, a DLQ that refuses messages)."""
+
+
+@dataclass
+class Stats:
+    """Running figures (the log line and the Prometheus endpoint show the same)."""
+
+    messages: int = 0
+    changes: int = 0
+    fields: int = 0
+    dlq: int = 0
+    ignored: int = 0  # events with no aspect fieldgraph reads (skipped, or DLQ with strict_aspects)
+    batches: int = 0
+    graph_retries: int = 0
+    last_batch_s: float = 0.0
+    lag: int = 0
+    started: float = field(default_factory=time.monotonic)
+    dlq_by_kind: Counter = field(default_factory=Counter)
+
+
+class _Metrics:
+    def __init__(self, port: int) -> None:
+        from prometheus_client import CollectorRegistry, Counter as PCounter, Gauge, Histogram, start_http_server
+
+        self.registry = reg = CollectorRegistry()
+        self.messages = PCounter("fieldgraph_worker_messages", "Messages consumed", registry=reg)
+        self.changes = PCounter("fieldgraph_worker_aspect_changes", "Aspect changes written", registry=reg)
+        self.fields = PCounter("fieldgraph_worker_fields", "Field upserts written", registry=reg)
+        self.dlq = PCounter("fieldgraph_worker_dlq_messages", "Messages sent to the DLQ", ["error"], registry=reg)
+        self.retries = PCounter("fieldgraph_worker_graph_retries", "Graph write retries", registry=reg)
+        self.latency = Histogram("fieldgraph_worker_batch_seconds", "Batch latency (decode, write, commit)",
+                                 registry=reg, buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
+        self.lag = Gauge("fieldgraph_worker_lag", "Messages behind the high watermark (assigned partitions)",
+                         registry=reg)
+        self.rate = Gauge("fieldgraph_worker_events_per_second", "Messages/s since the last log line", registry=reg)
+        self.server, self.thread = start_http_server(port, registry=reg)
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _header_value(v: Any) -> bytes:
+    return str(v).encode("utf-8")
+
+
+class Worker:
+    """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT with ``install_signals``)."""
+
+    def __init__(self, config: WorkerConfig, *, graph: Optional[LineageGraph] = None) -> None:
+        self.config = config
+        self.stats = Stats()
+        self.decoder = ValueDecoder(registry_url=config.schema_registry_url, registry_conf=config.schema_registry,
+                                    avsc=config.avsc)
+        self._graph = graph
+        self._stop = threading.Event()
+        self._consumer: Any = None
+        self._producer: Any = None
+        self._metrics: Optional[_Metrics] = None
+        self._paused = False
+        self._backlog: list[Any] = []  # messages returned while waiting for the graph (processed next)
+        self._assigned: set[tuple[str, int]] = set()
+        self._last_log = time.monotonic()
+        self._last_log_messages = 0
+        self._revoked_during_wait: set[tuple[str, int]] = set()
+
+    # ---- lifecycle ----
+
+    def stop(self, *_: Any) -> None:
+        """Finish the current batch, commit, leave the group."""
+        self._stop.set()
+
+    def install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, self.stop)
+        signal.signal(signal.SIGINT, self.stop)
+
+    def _kafka_conf(self) -> dict[str, Any]:
+        return {"bootstrap.servers": self.config.bootstrap_servers, **self.config.kafka}
+
+    def _open(self) -> None:
+        from confluent_kafka import Consumer, Producer
+
+        cfg = self.config
+        consumer_conf = {
+            **self._kafka_conf(), "group.id": cfg.group_id, "enable.auto.commit": False,
+            "enable.auto.offset.store": False, "auto.offset.reset": cfg.auto_offset_reset,
+            "error_cb": self._kafka_error,
+        }
+        producer_conf = {k: v for k, v in self._kafka_conf().items() if not k.startswith(
+            ("session.", "heartbeat.", "max.poll.", "fetch.", "partition.assignment", "group.", "auto.offset",
+             "enable.auto", "isolation.", "queued."))}
+        producer_conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "error_cb": self._kafka_error})
+        self._consumer = Consumer(consumer_conf)
+        self._producer = Producer(producer_conf)
+        self._consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                 on_lost=self._on_revoke)
+        if cfg.metrics_port:
+            self._metrics = _Metrics(cfg.metrics_port)
+        log.info("worker %s: group %r, topics %s, graph %s", cfg.bootstrap_servers, cfg.group_id,
+                 ",".join(cfg.topics), cfg.graph or "embedded")
+
+    def _open_graph(self) -> LineageGraph:
+        delay = 0.5
+        while True:
+            try:
+                return LineageGraph.open(self.config.graph, graph=self.config.graph_name)
+            except GraphError as exc:
+                if self._stop.is_set():
+                    raise
+                log.warning("graph unavailable (%s); retrying in %.1fs", exc, delay)
+                self._wait(delay)
+                delay = min(delay * 2, self.config.retry_max_s)
+
+    def close(self) -> None:
+        if self._consumer is not None:
+            try:
+                self._consumer.close()  # leaves the group: its partitions move at once
+            except Exception as exc:  # noqa: BLE001
+                log.warning("closing the consumer: %s", exc)
+            self._consumer = None
+        if self._producer is not None:
+            self._producer.flush(30)
+            self._producer = None
+        if self._metrics is not None:
+            self._metrics.close()
+            self._metrics = None
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
+
+    def run(self, *, max_idle_s: Optional[float] = None) -> Stats:
+        """Consume until stopped (or, with ``max_idle_s``, until nothing arrived for that long)."""
+        self._open()
+        try:
+            if self._graph is None:
+                self._graph = self._open_graph()
+            idle_since = time.monotonic()
+            while not self._stop.is_set():
+                msgs = self._backlog + self._consumer.consume(self.config.batch_size, self.config.batch_timeout_s)
+                self._backlog = []
+                msgs = [m for m in msgs if not self._kafka_message_error(m)]
+                if msgs:
+                    self.process(msgs)
+                    idle_since = time.monotonic()
+                elif max_idle_s is not None and time.monotonic() - idle_since > max_idle_s:
+                    break
+                self._maybe_log()
+        finally:
+            self._maybe_log(force=True)
+            self.close()
+        return self.stats
+
+    # ---- Kafka callbacks ----
+
+    def _kafka_error(self, err: Any) -> None:
+        if err.fatal():
+            log.error("fatal Kafka error, stopping: %s", err)
+            self._stop.set()
+        else:
+            log.debug("Kafka: %s", err)
+
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        self._assigned |= {(p.topic, p.partition) for p in partitions}
+        log.info("assigned %s", _parts(partitions))
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        # a batch is never in flight here (it completes before the next poll), except while waiting
+        # for the graph: then its messages are dropped uncommitted, and the new owner replays them
+        gone = {(p.topic, p.partition) for p in partitions}
+        self._assigned -= gone
+        self._backlog = [m for m in self._backlog if (m.topic(), m.partition()) not in gone]
+        self._revoked_during_wait = gone
+        log.info("revoked %s", _parts(partitions))
+
+    def _kafka_message_error(self, msg: Any) -> bool:
+        err = msg.error()
+        if err is None:
+            return False
+        from confluent_kafka import KafkaError
+
+        if err.code() == KafkaError._PARTITION_EOF:
+            return True
+        if err.fatal():
+            raise WorkerError(f"fatal Kafka error: {err}")
+        log.warning("Kafka: %s", err)
+        return True
+
+    # ---- one batch ----
+
+    def process(self, msgs: Sequence[Any]) -> None:
+        t0 = time.monotonic()
+        decoded = self._decode_all(msgs)
+        if decoded is None:
+            return
+        changes, per_msg, bad = decoded
+        with gc_paused():
+            plan = self._write(changes, per_msg, bad)
+        if plan is None:  # stopped, or partitions revoked while waiting for the graph: nothing committed
+            if not self._stop.is_set():  # keep the partitions still ours, in order, for the next batch
+                self._backlog = [m for m in msgs if (m.topic(), m.partition()) in self._assigned] + self._backlog
+            return
+        self._send_dlq(bad)
+        self._commit(msgs)
+        dt = time.monotonic() - t0
+        s = self.stats
+        s.messages += len(msgs)
+        s.changes += len(changes)
+        s.fields += plan.counts["fields"]
+        s.batches += 1
+        s.last_batch_s = dt
+        if self._metrics:
+            self._metrics.messages.inc(len(msgs))
+            self._metrics.changes.inc(len(changes))
+            self._metrics.fields.inc(plan.counts["fields"])
+            self._metrics.latency.observe(dt)
+
+    def _decode_all(self, msgs: Sequence[Any]) -> Optional[tuple[list[AspectChange], list[tuple[Any, list[AspectChange]]],
+                                                                   list[tuple[Any, str, str]]]]:
+        delay = 0.5
+        while True:
+            changes: list[AspectChange] = []
+            bad: list[tuple[Any, str, str]] = []
+            per_msg: list[tuple[Any, list[AspectChange]]] = []
+            try:
+                for m in msgs:
+                    try:
+                        obj = self.decoder.decode(m.value(), m.topic())
+                        cs = decode_event(obj, origin=f"{m.topic()}[{m.partition()}]@{m.offset()}")
+                    except MessageDecodeError as exc:
+                        bad.append((m, exc.kind, exc.reason))
+                        continue
+                    except RegistryUnavailable:
+                        raise
+                    except FieldgraphError as exc:  # EventError and anything the models refuse
+                        bad.append((m, "event", str(exc)))
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - bad input never stops the worker
+                        bad.append((m, "event", f"{type(exc).__name__}: {exc}"))
+                        continue
+                    if not cs:
+                        self.stats.ignored += 1
+                        if self.config.strict_aspects:
+                            bad.append((m, "aspect", _unused_reason(obj)))
+                        continue
+                    changes.extend(cs)
+                    per_msg.append((m, cs))
+                if self._paused:
+                    self._resume()
+                return changes, per_msg, bad
+            except RegistryUnavailable as exc:  # not bad input: wait for the registry like for the graph
+                log.warning("%s; retrying in %.1fs, offsets not committed", exc, delay)
+                self._pause()
+                self._wait(delay)
+                delay = min(delay * 2, self.config.retry_max_s)
+                if self._stop.is_set():
+                    return None
+
+    def _write(self, changes: list[AspectChange], per_msg: list[tuple[Any, list[AspectChange]]],
+               bad: list[tuple[Any, str, str]]) -> Optional[Plan]:
+        """Write the batch, retrying while the graph is unavailable. ``None``: gave up (stop/revoke)."""
+        delay = 0.5
+        self._revoked_during_wait = set()
+        while True:
+            try:
+                try:
+                    plan = self._write_checked(changes)
+                except GraphError:
+                    raise
+                except FieldgraphError:
+                    # input the decoder accepted but the planner refused: isolate it, message by message
+                    plan = self._write_each(per_msg, bad)
+                self._settle_placeholders(changes, plan)
+                if self._paused:
+                    self._resume()
+                return plan
+            except GraphError as exc:
+                self.stats.graph_retries += 1
+                if self._metrics:
+                    self._metrics.retries.inc()
+                log.warning("graph write failed, offsets not committed; retrying in %.1fs: %s", delay, exc)
+                self._pause()
+                self._wait(delay)
+                delay = min(delay * 2, self.config.retry_max_s)
+                if self._stop.is_set() or self._revoked_during_wait:
+                    log.info("giving up the uncommitted batch (%s); it will be consumed again",
+                             "stopping" if self._stop.is_set() else "partitions revoked")
+                    if self._paused:
+                        self._resume()
+                    return None
+
+    def _apply(self, plan: Plan) -> None:
+        """``LineageGraph.apply`` with the statements safe under concurrent writers (see ``WORKER_STATEMENTS``)."""
+        store = self._graph.store
+        for name, rows in plan.steps():
+            stmt = cy.statement(WORKER_STATEMENTS.get(name, name))
+            if "$rows" in stmt:
+                store.run_rows(stmt, rows)
+            else:
+                store.run(stmt, write=True)
+
+    def _write_checked(self, changes: Sequence[AspectChange]) -> Plan:
+        """Plan, apply, and check the planned lineage edges exist; write again (idempotent) if another
+        worker's placeholder cleanup removed a node between two of this batch's statements."""
+        for attempt in range(1, 6):
+            plan = self._graph.plan(changes)
+            self._apply(plan)
+            rows = [{"down": r["down"], "up": r["up"], "source": r["source"]}
+                    for step in ("merge_field_edges", "merge_dataset_edges") for r in plan.rows[step]]
+            if not rows or self._count_edges(rows) >= len({(r["down"], r["up"], r["source"]) for r in rows}):
+                return plan
+            log.info("a concurrent write removed a node this batch's edges need; writing the batch again (%d)",
+                     attempt)
+        raise GraphError("lineage edges of a batch went missing after 5 writes (concurrent writers?)")
+
+    def _count_edges(self, rows: list[dict[str, Any]]) -> int:
+        stmt = cy.statement("count_lineage_edges")
+        n = 0
+        for i in range(0, len(rows), 5000):
+            res = self._graph.store.run(stmt, {"rows": rows[i:i + 5000]})
+            n += int(res[0]["n"]) if res else 0
+        return n
+
+    def _write_each(self, per_msg: list[tuple[Any, list[AspectChange]]],
+                    bad: list[tuple[Any, str, str]]) -> Plan:
+        total = Plan()
+        for m, cs in per_msg:
+            try:
+                p = self._write_checked(cs)
+            except GraphError:
+                raise
+            except FieldgraphError as exc:
+                bad.append((m, "plan", str(exc)))
+                continue
+            total.counts.update(p.counts)
+        return total
+
+    def _settle_placeholders(self, changes: Sequence[AspectChange], plan: Plan) -> None:
+        """Resolve placeholders of the datasets that got a schema or a placeholder in this batch (see module doc)."""
+        urns = {c.dataset_urn for c in changes if c.aspect_name == SCHEMA_METADATA}
+        urns.update(r["datasetUrn"] for r in plan.rows.get("ensure_fields", ()))
+        if not urns:
+            return
+        state = self._graph.read_state(sorted(urns))
+        fix = plan_placeholder_resolution(state)
+        if fix.steps():
+            self._apply(fix)
+            log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+
+    def _pause(self) -> None:
+        if not self._paused and self._consumer is not None:
+            try:
+                self._consumer.pause(self._consumer.assignment())
+            except Exception as exc:  # noqa: BLE001
+                log.debug("pause: %s", exc)
+            self._paused = True
+
+    def _resume(self) -> None:
+        try:
+            self._consumer.resume(self._consumer.assignment())
+        except Exception as exc:  # noqa: BLE001
+            log.debug("resume: %s", exc)
+        self._paused = False
+
+    def _wait(self, seconds: float) -> None:
+        """Sleep, serving the consumer (heartbeats, rebalances) without taking new messages."""
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set() and time.monotonic() < deadline:
+            if self._consumer is not None and self._paused:
+                m = self._consumer.poll(min(0.2, max(0.0, deadline - time.monotonic())))
+                if m is not None:
+                    self._backlog.append(m)  # fetched before the pause: keep it, in order, for the next batch
+            else:
+                self._stop.wait(min(0.2, max(0.0, deadline - time.monotonic())))
+
+    def _send_dlq(self, bad: list[tuple[Any, str, str]]) -> None:
+        if not bad:
+            return
+        errors: list[str] = []
+
+        def report(err: Any, msg: Any) -> None:
+            if err is not None:
+                errors.append(f"{msg.topic()}: {err}")
+
+        for m, kind, reason in bad:
+            topic = self.config.dlq_topic or f"{m.topic()}{self.config.dlq_suffix}"
+            headers = [(H_ERROR, _header_value(kind)), (H_REASON, _header_value(reason[:4000])),
+                       (H_TOPIC, _header_value(m.topic())), (H_PARTITION, _header_value(m.partition())),
+                       (H_OFFSET, _header_value(m.offset()))]
+            headers += [(k, v) for k, v in (m.headers() or []) if not k.startswith("fieldgraph.")]
+            while True:
+                try:
+                    self._producer.produce(topic, m.value(), m.key(), headers=headers, on_delivery=report)
+                    break
+                except BufferError:
+                    self._producer.poll(0.1)
+            log.warning("to DLQ %s: %s[%d]@%d %s: %s", topic, m.topic(), m.partition(), m.offset(), kind, reason)
+            self.stats.dlq += 1
+            self.stats.dlq_by_kind[kind] += 1
+            if self._metrics:
+                self._metrics.dlq.labels(kind).inc()
+        left = self._producer.flush(60)
+        if left or errors:
+            # not committed: the batch is consumed again after the restart
+            raise WorkerError(f"the dead-letter topic did not take {left or len(errors)} messages: "
+                              f"{'; '.join(errors[:3]) or 'delivery timed out'}")
+
+    def _commit(self, msgs: Sequence[Any]) -> None:
+        from confluent_kafka import KafkaException, TopicPartition
+
+        last: dict[tuple[str, int], int] = {}
+        for m in msgs:
+            k = (m.topic(), m.partition())
+            last[k] = max(last.get(k, -1), m.offset())
+        offsets = [TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+        try:
+            self._consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            # e.g. the group rebalanced: the new owner replays from the last commit; writes are idempotent
+            log.warning("offset commit failed (the events will be replayed, which changes nothing): %s", exc)
+
+    # ---- visibility ----
+
+    def lag(self) -> int:
+        from confluent_kafka import TopicPartition
+
+        if self._consumer is None:
+            return 0
+        total = 0
+        try:
+            parts = self._consumer.assignment()
+            positions = {(p.topic, p.partition): p.offset for p in self._consumer.position(parts)}
+            for t, p in positions:
+                _, high = self._consumer.get_watermark_offsets(TopicPartition(t, p), cached=True)
+                pos = positions[(t, p)]
+                if high >= 0 and pos >= 0:
+                    total += max(0, high - pos)
+        except Exception:  # noqa: BLE001
+            return self.stats.lag
+        return total
+
+    def _maybe_log(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_log < self.config.log_interval_s:
+            return
+        s = self.stats
+        rate = (s.messages - self._last_log_messages) / max(now - self._last_log, 1e-9)
+        s.lag = self.lag()
+        log.info("%.0f events/s, %d messages, %d aspect changes, %d fields, batch %.0f ms, lag %d, DLQ %d%s",
+                 rate, s.messages, s.changes, s.fields, s.last_batch_s * 1000, s.lag, s.dlq,
+                 f", graph retries {s.graph_retries}" if s.graph_retries else "")
+        if self._metrics:
+            self._metrics.lag.set(s.lag)
+            self._metrics.rate.set(rate)
+        self._last_log = now
+        self._last_log_messages = s.messages
+
+
+def _unused_reason(obj: Any) -> str:
+    name = obj.get("aspectName") if isinstance(obj, dict) else None
+    entity = obj.get("entityType") if isinstance(obj, dict) else None
+    what = f"aspect {name!r}" if name else "no aspect"
+    return (f"{what} of entity {entity or 'snapshot'!r} is not one fieldgraph reads (dataset schemaMetadata, "
+            "upstreamLineage, datasetUpstreamLineage, or a dataset delete)")
+
+
+def _parts(partitions: list[Any]) -> str:
+    return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
+
+
+def plan_placeholder_resolution(state: dict[str, DatasetState]) -> Plan:
+    """Pure: the writes that resolve placeholder fields against the real fields of their dataset
+    (the same rows ``plan_changes`` emits when a schema arrives). Idempotent."""
+    plan = Plan()
+    for urn, st in state.items():
+        if not any(f.placeholder for f in st.fields.values()) or all(f.placeholder for f in st.fields.values()):
+            continue
+        resolver = Resolver(st.fields.values())
+        for furn, fs in st.fields.items():
+            if not fs.placeholder:
+                continue
+            kind, paths = resolver.resolve(fs.refPath or fs.fieldPath)
+            if kind in ("unique", "exact") and field_urn(urn, paths[0]) != furn:
+                target = field_urn(urn, paths[0])
+                plan.rows["move_out_edges"].append({"from": furn, "to": target})
+                plan.rows["move_in_edges"].append({"from": furn, "to": target})
+                plan.rows["delete_fields"].append({"urn": furn})
+                plan.counts["placeholders_resolved"] += 1
+    return plan
+
+
+def run_worker(config: WorkerConfig, *, install_signals: bool = True,
+               on_start: Optional[Callable[[Worker], None]] = None) -> Stats:
+    w = Worker(config)
+    if install_signals:
+        w.install_signals()
+    if on_start:
+        on_start(w)
+    return w.run()
+
+
+__all__ = ["Worker", "WorkerConfig", "WorkerError", "Stats", "plan_placeholder_resolution", "run_worker",
+           "datasets_to_read"]

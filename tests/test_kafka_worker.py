@@ -1,0 +1,200 @@
+"""The Kafka worker against a real broker (Tansu) and the real embedded FalkorDB."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fieldgraph.ingest.cli import app
+
+from .conftest import EXAMPLES, dump, ds, lineage_event, mcp, schema_event, sf
+from .kafka_fixtures import (  # noqa: F401 - fixtures
+    ThreadWorker, broker, duplicates, graph_uri, ingest_files, reference_graph, wait_committed, wait_for,
+    worker_config,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def test_emit_examples_then_worker_equals_file_ingest(broker, falkordb_server, graph, reference_graph):
+    topic = broker.create_topic(broker.name("mcp"), partitions=3)
+    res = CliRunner().invoke(app, ["emit", str(EXAMPLES), "--topic", topic, "-b", broker.bootstrap])
+    assert res.exit_code == 0, res.output
+    n = ingest_files(reference_graph, [EXAMPLES])
+    assert f"sent {n} events" in res.output
+
+    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph))
+    w = ThreadWorker(cfg)
+    wait_committed(broker, cfg.group_id, topic, n, 60)
+    stats = w.stop()
+    assert stats.messages == n and stats.dlq == 0
+    assert dump(graph) == dump(reference_graph)
+    assert graph.stats()["placeholderFields"] == reference_graph.stats()["placeholderFields"]
+
+
+BAD_URN = "urn:li:dataset:(urn:li:dataPlatform:hive,broken"
+
+
+def _bad_events() -> dict[str, bytes]:
+    """reason kind -> message value."""
+    good_schema = json.loads(json.dumps(schema_event(ds("x.bad"), ["a"], 5)))
+    wrong_types = schema_event(ds("x.wrong"), ["a"], 5)
+    aspect = json.loads(wrong_types["aspect"]["value"])
+    aspect["fields"][0]["nullable"] = {"not": "a bool"}
+    aspect["version"] = "seven"
+    wrong_types["aspect"]["value"] = json.dumps(aspect)
+    bad_schema = mcp(ds("x.badschema"), "schemaMetadata", {
+        "schemaName": "x", "platform": "urn:li:dataPlatform:kafka", "version": 0, "hash": "",
+        "platformSchema": {"com.linkedin.schema.KafkaSchema": {"documentSchema": '{"type": "record", "name": '}}}, 5)
+    bad_urn = dict(good_schema, entityUrn=BAD_URN)
+    return {
+        "json": b'{"entityType": "dataset", "entityUrn": ',
+        "aspect": json.dumps(mcp(ds("x.unknown"), "noSuchAspect", {"x": 1}, 5)).encode(),
+        "urn": json.dumps(bad_urn).encode(),
+        "schema": json.dumps(bad_schema).encode(),
+        "types": json.dumps(wrong_types).encode(),
+        "empty": b"",
+        "envelope": json.dumps({"hello": "world"}).encode(),
+    }
+
+
+def test_malformed_events_go_to_the_dlq_with_reasons_and_the_good_ones_land(broker, falkordb_server, graph,
+                                                                            reference_graph):
+    topic = broker.create_topic(broker.name("mixed"), partitions=2)
+    broker.create_topic(f"{topic}.dlq")
+    good = [schema_event(ds(f"m.t{i}"), ["a", "b"], 10 + i) for i in range(20)]
+    good += [lineage_event(ds(f"m.t{i}"), [(sf(ds(f"m.t{i}"), "a"), [sf(ds(f"m.t{i - 1}"), "b")])], 100 + i)
+             for i in range(1, 20)]
+    bad = _bad_events()
+    items, bad_items = [], list(bad.items())
+    for i, e in enumerate(good):  # bad ones in between good ones
+        items.append((None, json.dumps(e).encode()))
+        if i % 5 == 0 and bad_items:
+            kind, value = bad_items.pop()
+            items.append((f"bad-{kind}", value))
+    items += [(f"bad-{k}", v) for k, v in bad_items]
+    broker.produce(topic, items)
+    n_bad = len(_bad_events())
+
+    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph), strict_aspects=True)
+    w = ThreadWorker(cfg)
+    wait_committed(broker, cfg.group_id, topic, len(items), 60)
+    stats = w.stop()
+    assert stats.dlq == n_bad
+
+    dlq = broker.consume_all(f"{topic}.dlq", n_bad)
+    assert len(dlq) == n_bad
+    by_key = {m.key().decode(): m for m in dlq}
+    expected = {
+        "json": "not JSON", "aspect": "'noSuchAspect'", "urn": "entityUrn", "schema": "cannot normalize",
+        "types": "valid integer", "empty": "no value", "envelope": "not a DataHub change event",
+    }
+    sent = dict(items)
+    for kind, needle in expected.items():
+        m = by_key[f"bad-{kind}"]
+        h = {k: v.decode() for k, v in m.headers()}
+        assert needle in h["fieldgraph.reason"], (kind, h)
+        assert h["fieldgraph.error"] in ("json", "event", "aspect", "empty")
+        assert h["fieldgraph.original.topic"] == topic
+        assert int(h["fieldgraph.original.partition"]) in (0, 1)
+        assert int(h["fieldgraph.original.offset"]) >= 0
+        assert m.value() in (sent[f"bad-{kind}"], None)  # the original value, as it was
+    from fieldgraph.ingest.events import decode_event
+
+    reference_graph.ingest([c for e in good for c in decode_event(e)])
+    assert dump(graph) == dump(reference_graph)
+
+
+def _chain(n: int, start: int = 0, prefix: str = "two") -> list[dict]:
+    evs = []
+    for i in range(start, start + n):
+        evs.append(schema_event(ds(f"{prefix}.t{i}"), ["a", "b", "c"], 1000 + i))
+        if i:  # lineage to the dataset before (often on another partition, so written by the other worker)
+            evs.append(lineage_event(ds(f"{prefix}.t{i}"), [(sf(ds(f"{prefix}.t{i}"), "a"),
+                                                              [sf(ds(f"{prefix}.t{i - 1}"), "b")])], 2000 + i))
+    return evs
+
+
+def test_two_workers_share_partitions_and_hand_over_without_loss(broker, falkordb_server, graph, reference_graph):
+    from fieldgraph.ingest.events import decode_event
+
+    topic = broker.create_topic(broker.name("two"), partitions=4)
+    uri = graph_uri(falkordb_server, graph)
+    group = broker.name("g2-")
+    a = ThreadWorker(worker_config(broker, [topic], uri, group_id=group, batch_size=50))
+    b = ThreadWorker(worker_config(broker, [topic], uri, group_id=group, batch_size=50))
+    first = _chain(300)
+    broker.emit(topic, first)
+    wait_for(lambda: broker.committed_total(group, topic) >= len(first), 90, "both workers to consume the first part")
+    # both took part (the group split the partitions)
+    assert a.worker.stats.messages > 0 and b.worker.stats.messages > 0
+    second = _chain(300, start=300)
+    broker.emit(topic, second)
+    time.sleep(0.3)
+    a.stop()  # mid-stream: finishes its batch, commits, leaves; b takes its partitions
+    wait_committed(broker, group, topic, len(first) + len(second), 90)
+    b.stop()
+    events = first + second
+    assert a.worker.stats.messages + b.worker.stats.messages >= len(events)
+    reference_graph.ingest([c for e in events for c in decode_event(e)])
+    assert duplicates(graph) == {"nodes": 0, "edges": 0}
+    assert graph.stats() == reference_graph.stats()
+    assert dump(graph) == dump(reference_graph)
+
+
+def test_graph_unavailable_worker_waits_and_catches_up(broker, reference_graph):
+    from fieldgraph.graph import EmbeddedServer, LineageGraph
+    from fieldgraph.ingest.events import decode_event
+
+    with tempfile.TemporaryDirectory(prefix="fgd-") as tmp:
+        server = EmbeddedServer(Path(tmp) / "d").start()
+        uri = f"falkordb+unix://{server.socket}?graph=down"
+        topic = broker.create_topic(broker.name("down"), partitions=2)
+        cfg = worker_config(broker, [topic], uri, retry_max_s=1.0)
+        w = ThreadWorker(cfg)
+        try:
+            first = _chain(50, prefix="down")
+            broker.emit(topic, first)
+            wait_committed(broker, cfg.group_id, topic, len(first), 60)
+            server.stop()
+            second = _chain(50, start=50, prefix="down")
+            broker.emit(topic, second)
+            committed = broker.committed_total(cfg.group_id, topic)
+            wait_for(lambda: w.worker.stats.graph_retries >= 2, 30, "the worker to retry the graph")
+            assert broker.committed_total(cfg.group_id, topic) == committed  # nothing committed while down
+            server = EmbeddedServer(Path(tmp) / "d").start()  # same data folder: the AOF comes back
+            wait_committed(broker, cfg.group_id, topic, len(first) + len(second), 60)
+        finally:
+            w.stop()
+        g = LineageGraph.open(uri, schema=False)
+        try:
+            reference_graph.ingest([c for e in first + second for c in decode_event(e)])
+            assert dump(g) == dump(reference_graph)
+        finally:
+            g.close()
+            server.stop()
+
+
+def test_prometheus_endpoint_and_cli_worker_config(broker, falkordb_server, graph, tmp_path):
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    topic = broker.create_topic(broker.name("metrics"))
+    broker.emit(topic, _chain(5, prefix="metrics"))
+    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph), metrics_port=port)
+    w = ThreadWorker(cfg)
+    try:
+        wait_committed(broker, cfg.group_id, topic, 9, 60)
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    finally:
+        w.stop()
+    assert "fieldgraph_worker_messages_total 9.0" in body
+    assert "fieldgraph_worker_batch_seconds_count" in body and "fieldgraph_worker_lag" in body
