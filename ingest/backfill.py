@@ -1,0 +1,717 @@
+"""Spark backfill: build the lineage graph from archived change events, ending in the same graph as streaming.
+
+Run it with ``fieldgraph backfill PATH...`` (local mode), or on a cluster::
+
+    spark-submit --master yarn .../fieldgraph/ingest/backfill.py s3a://bucket/mcl/ --graph bolt://neo4j:7687
+    python -m fieldgraph.ingest.backfill PATH... [--graph URI] [--master local[*]]
+
+Inputs: JSON Lines / JSON / JSON arrays (Kafka sink dumps), Avro container files (each record an event,
+or a ``value`` column holding the event's JSON), Parquet with the event's JSON in a ``value`` column.
+Files are read whole by one task each (Kafka sinks roll files, so there are many); Avro is decoded with
+fastavro in the executors (Spark's Avro reader is not part of pyspark).
+
+The job, with the planner of :mod:`fieldgraph.ingest.plan` (the code the worker and ``fieldgraph ingest``
+run) doing every decision:
+
+1. decode every event in the executors (:func:`fieldgraph.ingest.events.decode_event`); bad records
+   become rejects with their reason; reduce per (dataset, aspect) to what can still matter: for a
+   lineage aspect the newest change (``ts``, ties: the later arrival), for a schema the newest change
+   plus every older one that is the newest to list some field (older schemas add removed fields),
+   and the newest DELETE;
+2. write the schemas (datasets, fields, HasField) from the executors, partitioned by dataset;
+3. plan the lineage in the executors against the graph's state (which now holds every schema, so
+   references resolve as they would once all schemas had arrived) and write the edges,
+   partitioned by downstream dataset; placeholder cleanup runs once at the end, on the driver.
+
+Every write is an idempotent ``MERGE``/``SET`` batch (``UNWIND``); running the job again, or streaming
+the same history afterwards, leaves the graph unchanged. ``docs/backfill.md`` says where a batch job
+cannot reproduce what streaming does (two arrival-order effects of streaming itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import pickle
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+
+from fieldgraph.ingest import events as _events
+from fieldgraph.ingest.events import (
+    DATASET_KEY, LINEAGE_ASPECTS, SCHEMA_METADATA, AspectChange, DatasetUpstreamLineage,
+    SchemaMetadata, UpstreamLineage,
+)
+from fieldgraph.ingest.plan import parse_field_ref
+from fieldgraph.ingest.replay import RawEvent, decode, read_events
+from fieldgraph.normalizers import FieldgraphError
+
+FORMATS = ("json", "jsonl", "avro", "parquet")
+SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
+DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
+#: datasets planned and written per graph round trip in the executors
+DATASETS_PER_CHUNK = 500
+
+
+class BackfillError(FieldgraphError):
+    """The backfill cannot start: a bad option or input path."""
+
+
+# --- options and inputs ---------------------------------------------------------------------------
+
+
+def parse_time(text: Optional[str], option: str = "--since") -> Optional[int]:
+    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says)."""
+    if text is None or text == "":
+        return None
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    try:
+        when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise BackfillError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
+                            "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=_dt.timezone.utc)
+    return int(when.timestamp() * 1000)
+
+
+def _is_uri(p: str) -> bool:
+    return "://" in p and not p.startswith("file://")
+
+
+def list_inputs(paths: Sequence[str], fmt: Optional[str] = None) -> list[str]:
+    """The input files, in replay order (``fieldgraph ingest``'s: arguments in order, folders sorted).
+
+    Local folders are searched recursively for files with a known suffix (any file when ``fmt`` is
+    given); URIs (``hdfs://``, ``s3a://`` ...) are passed to Spark as they are.
+    """
+    if fmt is not None and fmt not in FORMATS:
+        raise BackfillError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    out: list[str] = []
+    for p in paths:
+        if _is_uri(p):
+            out.append(p)
+            continue
+        path = Path(p[len("file://"):] if p.startswith("file://") else p)
+        if path.is_dir():
+            found = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
+                           and (fmt is not None or f.suffix.lower() in SUFFIX_FORMATS))
+            out.extend(str(f.absolute()) for f in found)
+        elif path.exists():
+            if fmt is None and path.suffix.lower() not in SUFFIX_FORMATS:
+                raise BackfillError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
+                                    f"pass --format ({'|'.join(FORMATS)})")
+            out.append(str(path.absolute()))
+        else:
+            raise BackfillError(f"{path}: no such file or folder")
+    if not out:
+        raise BackfillError(f"no event files in {', '.join(paths)} (looked for {', '.join(SUFFIX_FORMATS)})")
+    return out
+
+
+def _local_name(name: str) -> str:
+    """A Spark file name (``file:/a/b``) as the plain path :func:`list_inputs` gives."""
+    if name.startswith("file://"):
+        return name[len("file://"):]
+    if name.startswith("file:"):
+        return name[len("file:"):]
+    return name
+
+
+# --- reading records (executors) ----------------------------------------------------------------------
+
+
+class _Blob:
+    """A file's bytes where :func:`fieldgraph.ingest.replay.read_events` expects a ``Path``."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self.data = name, data
+
+    def __str__(self) -> str:
+        return self.name
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return self.data.decode(encoding)
+
+
+def _plain(v: Any) -> Any:
+    """A decoded Avro/Parquet value as JSON-like data (bytes as UTF-8 text)."""
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).decode("utf-8")
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
+    """A record of an Avro or Parquet file: the event itself, or its JSON text in ``value_column``."""
+    try:
+        rec = _plain(rec)
+    except UnicodeDecodeError as exc:
+        return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
+    if isinstance(rec, dict) and value_column in rec and not ({"entityType", "proposedSnapshot", "newSnapshot"} & set(rec)):
+        value = rec[value_column]
+        if value is None:
+            return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
+        if isinstance(value, str):
+            try:
+                return RawEvent(name, n, json.loads(value))
+            except ValueError as exc:
+                return RawEvent(name, n, error=f"column {value_column!r} is not JSON: {exc}", text=value[:2000])
+        return RawEvent(name, n, value)
+    return RawEvent(name, n, rec)
+
+
+def raw_events(name: str, data: bytes, fmt: Optional[str] = None, value_column: str = "value") -> Iterator[RawEvent]:
+    """The events of one file's bytes, each with its place (``file:line``, or ``file:record`` for Avro/Parquet)."""
+    fmt = fmt or SUFFIX_FORMATS.get(os.path.splitext(name)[1].lower(), "json")
+    if fmt in ("json", "jsonl"):
+        yield from read_events(_Blob(name, data))  # type: ignore[arg-type]  # the same reader as `fieldgraph ingest`
+        return
+    if fmt == "avro":
+        import fastavro
+
+        n = 0
+        try:
+            for n, rec in enumerate(fastavro.reader(io.BytesIO(data)), start=1):
+                yield _record_event(name, n, rec, value_column)
+        except Exception as exc:  # a truncated or corrupt container: keep what was read, reject the rest
+            yield RawEvent(name, n + 1, error=f"not a readable Avro container file (from record {n + 1} on): "
+                                               f"{type(exc).__name__}: {exc}")
+        return
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(io.BytesIO(data))
+        except Exception as exc:
+            yield RawEvent(name, 0, error=f"not a readable Parquet file: {type(exc).__name__}: {exc}")
+            return
+        if value_column not in table.column_names:
+            yield RawEvent(name, 0, error=f"Parquet file has no column {value_column!r} (columns: "
+                                          f"{', '.join(table.column_names)}); pass --value-column")
+            return
+        for n, value in enumerate(table.column(value_column).to_pylist(), start=1):
+            yield _record_event(name, n, {value_column: value}, value_column)
+        return
+    raise BackfillError(f"unknown format {fmt!r}")
+
+
+# --- stage 1: decode and reduce to what can still matter (pure; executors) --------------------------------
+
+# Values of the reduce are tagged: ("S", [(ordinal, change)...]) schema changes of one dataset,
+# ("L", [(ordinal, change)...]) the changes of one lineage aspect since its newest DELETE,
+# ("R", json) a reject, ("N", n) a count.
+#: additive job lineage (CDAP, OpenLineage runs), when this fieldgraph has it: every run counts
+JOB_LINEAGE = getattr(_events, "JOB_LINEAGE", None)
+_DELETED_ASPECTS = (SCHEMA_METADATA, *LINEAGE_ASPECTS) + ((JOB_LINEAGE,) if JOB_LINEAGE else ())
+_COUNT = "\x00count"
+_REJECT = "\x00reject"
+
+
+def _expand(c: AspectChange) -> list[AspectChange]:
+    """A whole-dataset delete as deletes of each aspect (what :func:`plan_changes` does)."""
+    if c.aspect_name == DATASET_KEY:
+        return [AspectChange(c.dataset_urn, a, None, True, c.ts, c.origin) for a in _DELETED_ASPECTS]
+    return [c]
+
+
+def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: Optional[str],
+                   since: Optional[int], until: Optional[int], value_column: str = "value",
+                   ) -> Iterator[tuple[Any, tuple[str, Any]]]:
+    """(file name, bytes) records -> keyed, tagged values for :func:`merge_values`.
+
+    An ordinal ``(file rank, file, record, index)`` keeps arrival order, so ties break as in a replay.
+    """
+    counts: Counter = Counter()
+    for name, data in records:
+        local = _local_name(name)
+        rank = ranks.get(local, ranks.get(name, len(ranks)))
+        counts["files"] += 1
+        for raw in raw_events(local, data, fmt, value_column):
+            counts["events"] += 1
+            changes, rej = decode(raw)
+            if rej is not None:
+                counts["rejected"] += 1
+                yield (_REJECT, rank, local, raw.line), ("R", json.dumps(rej.to_json(), default=str))
+                continue
+            if not changes:
+                counts["ignored"] += 1
+                continue
+            kept = 0
+            for i, c in enumerate(changes):
+                counts["aspectChanges"] += 1
+                if (since is not None and c.ts < since) or (until is not None and c.ts >= until):
+                    counts["outOfWindow"] += 1
+                    continue
+                kept += 1
+                for x in _expand(c):
+                    counts["changes"] += 1
+                    o = (rank, local, raw.line, i)
+                    if x.aspect_name == SCHEMA_METADATA:
+                        yield (x.dataset_urn, SCHEMA_METADATA), ("S", [(o, x)])
+                    else:
+                        yield (x.dataset_urn, x.aspect_name), ("L", [lineage_item(o, x)])
+            if not kept:
+                counts["eventsOutOfWindow"] += 1
+    for k, n in counts.items():
+        yield (_COUNT, k), ("N", n)
+
+
+def _schema_key(c: AspectChange) -> tuple[int, int]:
+    return (c.aspect.version if isinstance(c.aspect, SchemaMetadata) else -1, c.ts)
+
+
+def prune_schemas(items: list[tuple[Any, AspectChange]]) -> list[tuple[Any, AspectChange]]:
+    """The schema changes of one dataset that can still change the graph, in arrival order.
+
+    Kept: the newest non-delete (by ``(version, ts)``, ties: the later arrival), for every field path the
+    newest change listing it (older schemas add fields as removed), and the newest DELETE (a delete's
+    version is the highest seen, so among deletes ``ts`` decides). Everything else is superseded.
+    """
+    if len(items) == 1:
+        return items
+    keep: dict[Any, AspectChange] = {}
+    newest_del: Optional[tuple[Any, AspectChange]] = None
+    newest: Optional[tuple[Any, AspectChange]] = None
+    best: dict[str, tuple[tuple[int, int], Any, AspectChange]] = {}
+    for o, c in items:
+        if c.delete or not isinstance(c.aspect, SchemaMetadata):
+            if newest_del is None or (c.ts, o) >= (newest_del[1].ts, newest_del[0]):
+                newest_del = (o, c)
+            continue
+        k = _schema_key(c)
+        if newest is None or (k, o) >= (_schema_key(newest[1]), newest[0]):
+            newest = (o, c)
+        for f in c.aspect.schema_fields():
+            b = best.get(f.fieldPath)
+            if b is None or (k, o) >= (b[0], b[1]):
+                best[f.fieldPath] = (k, o, c)
+    for _, o, c in best.values():
+        keep[o] = c
+    for pair in (newest, newest_del):
+        if pair is not None:
+            keep[pair[0]] = pair[1]
+    return sorted(keep.items(), key=lambda oc: oc[0])
+
+
+def merge_values(a: tuple[str, Any], b: tuple[str, Any]) -> tuple[str, Any]:
+    """Combine two values of one key (associative and commutative, as ``reduceByKey`` needs)."""
+    tag = a[0]
+    if tag == "N":
+        return ("N", a[1] + b[1])
+    if tag == "L":
+        return ("L", since_last_delete(a[1] + b[1]))
+    if tag == "S":
+        return ("S", prune_schemas(a[1] + b[1]))
+    return a  # rejects have unique keys
+
+
+def _combine(v: tuple[str, Any]) -> list[Any]:
+    return [v[0], list(v[1]) if v[0] in ("S", "L") else v[1]]
+
+
+def _add(acc: list[Any], v: tuple[str, Any]) -> list[Any]:
+    """Add one value to a combiner in place: O(1) for lineage (appended; ordered after the shuffle), schemas
+    re-pruned past 32 entries (pruned, a few versions remain)."""
+    tag = acc[0]
+    if tag == "N":
+        acc[1] += v[1]
+    elif tag == "L":
+        acc[1].extend(v[1])
+    elif tag == "S":
+        acc[1].extend(v[1])
+        if len(acc[1]) > 32:
+            acc[1] = prune_schemas(acc[1])
+    return acc
+
+
+def _finish(acc: list[Any]) -> tuple[str, int, Any]:
+    """(tag, changes kept, payload): schema and lineage changes pickled once here, so the passes over the
+    persisted result that only count or filter do not unpickle them (pydantic models unpickle slowly)."""
+    if acc[0] == "S":
+        items = prune_schemas(acc[1])
+        return ("S", len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+    if acc[0] == "L":
+        items = since_last_delete(acc[1])
+        return ("L", len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+    return (acc[0], 0, acc[1])
+
+
+def lineage_item(o: Any, c: AspectChange) -> tuple[Any, int, bool, Optional[bytes], bytes]:
+    """A lineage change as it travels: ``(ordinal, ts, delete, digest of its edges, pickled change)``; ordering
+    and de-duplication need only the first four, and only the changes written are unpickled."""
+    digest = None
+    if not c.delete:
+        digest = hashlib.blake2b(repr(sorted(_edge_keys(c), key=repr)).encode(), digest_size=16).digest()
+    return (o, c.ts, c.delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
+
+
+def since_last_delete(items: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """A lineage aspect's items (:func:`lineage_item`) from its newest DELETE on, by stamp (ties: arrival)."""
+    items = sorted(items, key=lambda it: (it[1], it[0]))
+    for i in range(len(items) - 1, 0, -1):
+        if items[i][2]:
+            return items[i:]
+    return items
+
+
+def _edge_keys(c: AspectChange) -> frozenset:
+    """The (downstream, upstream) references of a DataHub lineage aspect, canonical but unresolved."""
+    def f(ref: str) -> Any:
+        try:
+            return parse_field_ref(ref) if ref.startswith(("urn:li:datasetField:", "urn:li:schemaField:")) else ref
+        except FieldgraphError:
+            return ref
+    a = c.aspect
+    out: set = set()
+    if isinstance(a, UpstreamLineage):
+        for fg in a.fineGrainedLineages or []:
+            out.update((f(d), fg.upstreamType, f(u)) for d in fg.downstreams for u in fg.upstreams or [None])
+    elif isinstance(a, DatasetUpstreamLineage):
+        out.update((f(m.destinationField), f(u)) for m in a.fieldMappings for u in m.sourceFields or [None])
+    return frozenset(out)
+
+
+def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[AspectChange]]:
+    """The changes of one lineage aspect as steps to apply in order, one plan per step: what streaming them in
+    stamp order, one at a time, writes (edge ``firstSeen`` is the first version of an unbroken run).
+
+    DataHub lineage: each version since the newest DELETE, less versions with the same edges as the one
+    before unless newest (nothing of them survives). Job lineage (additive): the runs
+    between deletes, one step each.
+    """
+    items = since_last_delete(items)
+    steps: list[list[AspectChange]] = []
+    if aspect == JOB_LINEAGE:
+        for it in items:
+            c = pickle.loads(it[4])
+            if c.delete or not steps or steps[-1][0].delete:
+                steps.append([c])
+            else:
+                steps[-1].append(c)
+        return steps
+    prev: Any = None
+    for i, it in enumerate(items):
+        digest = it[3]
+        if steps and digest is not None and digest == prev and i < len(items) - 1:
+            continue  # same edges as the version before, and not the newest: nothing of it survives
+        steps.append([pickle.loads(it[4])])  # the first of a run (its stamp is the edges' firstSeen), or the newest
+        prev = digest
+    return steps
+
+
+# --- stages 2 and 3: plan and write in the executors ------------------------------------------------------
+
+
+def executor_uri(uri: Optional[str], store: Any) -> str:
+    """The URI executors connect with: the embedded server's socket (never starting a server of their own)."""
+    server = getattr(store, "server", None)
+    if server is not None:
+        return f"falkordb+unix://{server.socket}?graph={store.graph_name}"
+    return uri or os.environ.get("FIELDGRAPH_GRAPH") or "embedded"
+
+
+def _open_graph(uri: str, graph_name: Optional[str], batch_size: int) -> Any:
+    from fieldgraph.graph import LineageGraph, open_store
+
+    return LineageGraph(open_store(uri, graph=graph_name, batch_size=batch_size, schema=False))
+
+
+def _apply(g: Any, plan: Any, counts: Counter) -> None:
+    """Apply a plan without its global placeholder cleanup (run once at the end, on the driver: run here, it
+    could delete a placeholder another task has created but not yet linked). Edge rows go in a stable
+    order so concurrent Neo4j transactions lock nodes in the same order."""
+    plan.rows["cleanup_placeholder_fields"] = []
+    plan.rows["cleanup_placeholder_datasets"] = []
+    for step in ("merge_field_edges", "merge_dataset_edges"):
+        plan.rows[step].sort(key=lambda r: (r["up"], r["down"]))
+    counts.update(plan.counts)
+    for step, rows in plan.steps():
+        counts[f"rows.{step}"] += len(rows)
+    g.apply(plan)
+    counts["placeholderMoves"] += len(plan.rows["delete_fields"])
+
+
+def _chunks(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
+    buf: list[Any] = []
+    for x in items:
+        buf.append(x)
+        if len(buf) >= n:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], uri: str,
+                  graph_name: Optional[str], batch_size: int) -> Iterator[dict[str, int]]:
+    """Stage 2 (one task): the schema changes of its datasets, planned against the graph's state and written.
+
+    Non-deletes first, then the newest DELETE on top: the order a replay in stamp order applies them, so the
+    dataset keeps the schema name and hash of the last schema before a delete, as streaming leaves it.
+    """
+    counts: Counter = Counter()
+    g = _open_graph(uri, graph_name, batch_size)
+    try:
+        for chunk in _chunks(groups, DATASETS_PER_CHUNK):
+            upserts = [c for _, items in chunk for _, c in items if not c.delete]
+            deletes = [c for _, items in chunk for _, c in items if c.delete]
+            for part in (upserts, deletes):
+                if part:
+                    _apply(g, g.plan(part), counts)
+            counts["datasets"] += len(chunk)
+    finally:
+        g.close()
+    yield dict(counts)
+
+
+def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: str, graph_name: Optional[str],
+                  batch_size: int) -> Iterator[dict[str, int]]:
+    """Stage 3 (one task, its downstream datasets): each lineage aspect's steps, planned and written in order.
+    Round r plans the r-th step of every aspect of a chunk together (aspects are independent)."""
+    counts: Counter = Counter()
+    g = _open_graph(uri, graph_name, batch_size)
+    try:
+        for chunk in _chunks(items, DATASETS_PER_CHUNK):
+            rounds = max(len(steps) for _, steps in chunk)
+            for r in range(rounds):
+                changes = [c for _, steps in chunk if r < len(steps) for c in steps[r]]
+                _apply(g, g.plan(changes), counts)
+            counts["aspects"] += len(chunk)
+    finally:
+        g.close()
+    yield dict(counts)
+
+
+# --- the driver -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class BackfillOptions:
+    paths: Sequence[str]
+    graph: Optional[str] = None
+    graph_name: Optional[str] = None
+    format: Optional[str] = None
+    master: Optional[str] = None
+    since: Optional[int] = None
+    until: Optional[int] = None
+    rejects: str = DEFAULT_REJECTS
+    partitions: Optional[int] = None
+    batch_size: int = 2000
+    value_column: str = "value"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class BackfillReport:
+    files: int = 0
+    counts: Counter = field(default_factory=Counter)
+    schema_counts: Counter = field(default_factory=Counter)
+    lineage_counts: Counter = field(default_factory=Counter)
+    rejects_path: Optional[str] = None
+    seconds: float = 0.0
+    graph: dict[str, int] = field(default_factory=dict)
+    spark_ui: Optional[str] = None
+
+    def to_json(self) -> dict[str, Any]:
+        c, s, l = self.counts, self.schema_counts, self.lineage_counts
+        w = s + l
+        nodes = w["rows.upsert_datasets"] + w["rows.upsert_fields"] + w["rows.ensure_datasets"] + \
+            w["rows.ensure_fields"]
+        return {
+            "files": self.files, "events": c["events"], "rejected": c["rejected"], "ignored": c["ignored"],
+            "eventsOutOfWindow": c["eventsOutOfWindow"], "aspectChanges": c["aspectChanges"],
+            "kept": c["kept"], "superseded": c["changes"] - c["kept"],
+            "schemas": s["schemas"], "schemaDeletes": s["schema_deletes"], "lineages": l["lineages"],
+            "lineageDeletes": l["lineage_deletes"], "fieldsWritten": s["fields"], "fieldsRemoved": s["fields_removed"],
+            "nodesWritten": nodes, "edgesWritten": w["edges"], "placeholdersCreated": l["placeholders"],
+            "placeholdersResolved": w["placeholders_resolved"], "ambiguousReferences": w["ambiguous"],
+            "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
+            "eventsPerSecond": round(c["events"] / self.seconds, 1) if self.seconds else None,
+            "sparkUI": self.spark_ui, "graph": self.graph,
+        }
+
+
+class SparkProgress:
+    """Polls Spark's status tracker and calls ``report(phase, tasks done, tasks total)`` about twice a second."""
+
+    def __init__(self, sc: Any, report: Callable[[str, int, int], None], every: float = 0.5) -> None:
+        self.sc, self.report, self.every = sc, report, every
+        self.phase = "starting"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="backfill-progress", daemon=True)
+
+    def set_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.sc.setJobDescription(phase)  # shown in the Spark UI's job list
+        self.report(phase, 0, 0)
+
+    def _run(self) -> None:
+        tracker = self.sc.statusTracker()
+        while not self._stop.wait(self.every):
+            done = total = 0
+            try:
+                for sid in tracker.getActiveStageIds():
+                    info = tracker.getStageInfo(sid)
+                    if info is not None:
+                        done += info.numCompletedTasks
+                        total += info.numTasks
+            except Exception:  # the context is stopping
+                return
+            self.report(self.phase, done, total)
+
+    def __enter__(self) -> "SparkProgress":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
+def spark_session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> Any:
+    """A SparkSession for the job (``master`` None: whatever spark-submit set, else local[*])."""
+    from pyspark.sql import SparkSession
+
+    if (master or "local").startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
+        os.environ["PYSPARK_PYTHON"] = sys.executable  # local executors run this interpreter (fieldgraph installed)
+    b = SparkSession.builder.appName("fieldgraph backfill").config("spark.ui.showConsoleProgress", "false")
+    if master:
+        b = b.master(master)
+    elif not os.environ.get("SPARK_HOME") and "spark.master" not in (conf or {}):
+        b = b.master(os.environ.get("MASTER", "local[*]"))
+    for k, v in (conf or {}).items():
+        b = b.config(k, v)
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+def run_backfill(opts: BackfillOptions, *, spark: Any = None,
+                 progress: Optional[Callable[[str, int, int], None]] = None) -> BackfillReport:
+    """Run the backfill; returns the summary. ``spark``: an existing session (else one is made and stopped)."""
+    from fieldgraph.graph import LineageGraph
+
+    started = time.monotonic()
+    files = list_inputs(opts.paths, opts.format)
+    ranks = {f: i for i, f in enumerate(files)}
+    report = BackfillReport(files=len(files))
+    g = LineageGraph.open(opts.graph, graph=opts.graph_name, batch_size=opts.batch_size)  # the driver keeps it up
+    own_spark = spark is None
+    try:
+        uri = executor_uri(opts.graph, g.store)
+        name = opts.graph_name
+        spark = spark or spark_session(opts.master, opts.spark_conf)
+        sc = spark.sparkContext
+        report.spark_ui = sc.uiWebUrl
+        parts = opts.partitions or max(2, sc.defaultParallelism * 2)
+        fmt, since, until, vcol, batch = opts.format, opts.since, opts.until, opts.value_column, opts.batch_size
+        with SparkProgress(sc, progress or (lambda *a: None)) as prog:
+            prog.set_phase("1/3 reading, decoding and reducing events")
+            sc._jsc.hadoopConfiguration().set("mapreduce.input.fileinputformat.input.dir.recursive", "true")
+            raw = sc.binaryFiles(",".join(files), minPartitions=max(parts, min(len(files), 4 * parts)))
+            reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol)) \
+                .combineByKey(_combine, _add, lambda a, b: _add(a, (b[0], b[1])), numPartitions=parts) \
+                .mapValues(_finish).persist()
+            counts = dict(reduced.filter(lambda kv: kv[0][0] == _COUNT).map(lambda kv: (kv[0][1], kv[1][2]))
+                          .collect())
+            report.counts.update(counts)
+            kept = reduced.map(lambda kv: kv[1][1]).sum()
+            report.counts["kept"] = int(kept)
+            if report.counts["rejected"]:
+                prog.set_phase(f"1/3 writing {report.counts['rejected']} rejects")
+                rej = reduced.filter(lambda kv: kv[1][0] == "R").sortByKey().map(lambda kv: (kv[1][2],))
+                spark.createDataFrame(rej, "value string").coalesce(1).write.mode("overwrite").text(opts.rejects)
+                report.rejects_path = opts.rejects
+
+            prog.set_phase("2/3 writing schemas (datasets, fields)")
+            schemas = reduced.filter(lambda kv: kv[1][0] == "S").map(lambda kv: (kv[0][0], pickle.loads(kv[1][2])))
+            for c in schemas.mapPartitions(lambda it: write_schemas(it, uri, name, batch)).collect():
+                report.schema_counts.update(c)
+            if report.schema_counts["placeholderMoves"]:
+                g.store.run_named("cleanup_placeholder_fields", write=True)
+                g.store.run_named("cleanup_placeholder_datasets", write=True)
+
+            prog.set_phase("3/3 resolving and writing lineage")
+            lineage = reduced.filter(lambda kv: kv[1][0] == "L") \
+                .map(lambda kv: (kv[0][0], (kv[0][1], kv[1][2]))).partitionBy(parts) \
+                .mapValues(lambda v: lineage_steps(v[0], pickle.loads(v[1])))
+            for c in lineage.mapPartitions(lambda it: write_lineage(it, uri, name, batch)).collect():
+                report.lineage_counts.update(c)
+            prog.set_phase("cleaning up placeholders")
+            g.store.run_named("cleanup_placeholder_fields", write=True)
+            g.store.run_named("cleanup_placeholder_datasets", write=True)
+            reduced.unpersist()
+        report.graph = g.stats()
+    finally:
+        g.close()
+        if own_spark and spark is not None:
+            spark.stop()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+# --- spark-submit / python -m entry point ------------------------------------------------------------------
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="backfill.py", description="Backfill the fieldgraph lineage graph from archived "
+                                "change events with Spark (same semantics as streaming them).")
+    p.add_argument("paths", nargs="+", help="event files or folders (local paths or hdfs://, s3a:// ... URIs)")
+    p.add_argument("--graph", default=None, help="graph URI (default $FIELDGRAPH_GRAPH, else embedded)")
+    p.add_argument("--graph-name", default=None)
+    p.add_argument("--format", choices=FORMATS, default=None, help="default: from each file's suffix")
+    p.add_argument("--master", default=None, help="default: spark-submit's, else local[*]")
+    p.add_argument("--since", default=None, help="only changes stamped at or after T (ms or ISO 8601)")
+    p.add_argument("--until", default=None, help="only changes stamped before T (ms or ISO 8601)")
+    p.add_argument("--rejects", default=DEFAULT_REJECTS, help="folder for bad records (JSON Lines part files)")
+    p.add_argument("--partitions", type=int, default=None)
+    p.add_argument("--batch", type=int, default=2000, help="rows per graph write")
+    p.add_argument("--value-column", default="value", help="Avro/Parquet column holding the event JSON")
+    p.add_argument("--conf", action="append", default=[], help="extra Spark setting key=value")
+    a = p.parse_args(argv)
+    try:
+        conf = dict(kv.split("=", 1) for kv in a.conf)
+        opts = BackfillOptions(a.paths, a.graph, a.graph_name, a.format, a.master, parse_time(a.since, "--since"),
+                               parse_time(a.until, "--until"), a.rejects, a.partitions, a.batch, a.value_column, conf)
+
+        t0 = time.monotonic()
+
+        def show(phase: str, done: int, total: int) -> None:
+            print(f"[backfill {time.monotonic() - t0:6.1f}s] {phase}" + (f": {done}/{total} tasks" if total else ""),
+                  file=sys.stderr, flush=True)
+
+        last = [0.0, ""]
+
+        def throttled(phase: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if phase != last[1] or now - last[0] >= 10:
+                last[0], last[1] = now, phase
+                show(phase, done, total)
+
+        report = run_backfill(opts, progress=throttled)
+    except (FieldgraphError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.to_json(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    # spark-submit runs this file as __main__: call the installed module, so executors import it by name
+    from fieldgraph.ingest.backfill import main as _main
+
+    sys.exit(_main())

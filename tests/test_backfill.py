@@ -1,0 +1,410 @@
+"""The Spark backfill against `fieldgraph ingest`: a generated history, real Spark (local mode), real FalkorDB.
+
+One SparkSession for the whole test session; small histories. The history covers schema changes, field
+removals, schema deletes and re-creation, lineage replaced and deleted, placeholders (unknown fields and
+datasets), ambiguous references, equal-stamp ties, out-of-order and duplicate events, and malformed lines.
+It stays inside the order-independent semantics (docs/backfill.md): a schema DELETE never arrives before an
+older schema, and a non-exact reference never changes its unique target after it is first bound.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from typer.testing import CliRunner
+
+from fieldgraph.ingest.backfill import (
+    BackfillError, BackfillOptions, list_inputs, merge_values, parse_time, prune_schemas, run_backfill,
+)
+from fieldgraph.ingest.cli import app
+from fieldgraph.ingest.events import decode_event
+
+from .conftest import column, dump, mcp
+
+pyspark = pytest.importorskip("pyspark")
+
+
+def ds(name: str) -> str:
+    return f"urn:li:dataset:(urn:li:dataPlatform:hive,{name},PROD)"
+
+
+def fref(dataset: str, path: str) -> str:
+    return f"urn:li:schemaField:({dataset},{path})"
+
+
+V2 = "[version=2.0].[type=R]"
+XS = f"{V2}.[type=string].x"            # "x" resolves to it uniquely, always
+YS, YI = f"{V2}.[type=string].y", f"{V2}.[type=int].y"   # "y": ambiguous until YI is removed
+ZS, ZL = f"{V2}.[type=string].z", f"{V2}.[type=long].z"  # "z": ambiguous forever
+
+
+def schema(urn: str, paths: list[str], ts: int, version: int, typ: str = "StringType") -> dict[str, Any]:
+    return mcp(urn, "schemaMetadata", {
+        "schemaName": urn.split(",")[1], "platform": "urn:li:dataPlatform:hive", "version": version,
+        "hash": f"h{version}-{ts}", "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
+        "fields": [column(p, typ) for p in paths]}, ts)
+
+
+def lineage(urn: str, edges: list[tuple[str, list[str]]], ts: int, op: str = "IDENTITY") -> dict[str, Any]:
+    return mcp(urn, "upstreamLineage", {"upstreams": [], "fineGrainedLineages": [
+        {"upstreamType": "FIELD_SET", "upstreams": ups, "downstreamType": "FIELD", "downstreams": [down],
+         "transformOperation": op} for down, ups in edges]}, ts)
+
+
+def history(seed: int, n_tables: int = 6) -> tuple[list[dict[str, Any]], int]:
+    """A shuffled history of change events (and the number of events before the malformed lines)."""
+    rng = random.Random(seed)
+    U, W, GONE = ds("src.u"), ds("src.w"), ds("src.gone")
+    ev: list[dict[str, Any]] = [
+        schema(U, ["id", YS, YI, XS], 100, 0), schema(U, ["id", YS, XS], 200, 1),    # YI removed
+        schema(U, ["id", YS, XS], 250, 1),                                           # re-observed
+        schema(W, ["id", ZS, ZL], 100, 0),
+        schema(GONE, ["id", "a"], 100, 0), schema(GONE, ["id", "a", "b"], 150, 1),
+        mcp(GONE, "schemaMetadata", None, 300, "DELETE"),                            # schema deleted
+        # equal stamps, different content: the later arrival wins (kept in this order by the shuffle below)
+        schema(ds("src.tie"), ["id", "first"], 100, 0), schema(ds("src.tie"), ["id", "second"], 100, 0),
+    ]
+    tables = [ds(f"db.t{i}") for i in range(n_tables)]
+    for i, t in enumerate(tables):
+        base = 1000 * (i + 1)
+        v0, v1, v2 = ["id", "a", "b", "c"], ["id", "a", "c", "d"], ["id", "a", "d", "e"]
+        ev += [schema(t, v0, base, 0), schema(t, v1, base + 10, 1), schema(t, v2, base + 20, 2)]
+        ev.append(schema(t, v2, base + 30, 2))  # MCL re-emitted
+        up = tables[i - 1] if i else U
+        first = [(fref(t, "a"), [fref(up, "a" if i else "id")]), (fref(t, "b"), [fref(up, "b")])]
+        later = [(fref(t, "a"), [fref(up, "a" if i else "id"), fref(U, "x")]), (fref(t, "d"), [fref(U, "y")]),
+                 (fref(t, "e"), [fref(W, "z"), fref(up, "nope")]), (fref(t, "c"), [fref(ds("ext.unknown"), "k")]),
+                 (fref(t, "ghost"), [fref(GONE, "a")])]
+        ev += [lineage(t, first, base + 5), lineage(t, later, base + 25, "TRANSFORM")]
+        if i % 3 == 1:
+            ev.append(mcp(t, "upstreamLineage", None, base + 40, "DELETE"))        # lineage deleted
+            if i == 1:
+                ev.append(lineage(t, later[:2], base + 45, "READDED"))             # and added again
+        if i % 3 == 2:
+            ev.append(lineage(t, first, base + 50, "RESTORED"))                    # replaced again
+        if i == n_tables - 1:
+            ev.append(mcp(t, "datasetKey", None, base + 60, "DELETE"))            # whole dataset deleted
+            ev.append(schema(t, ["id", "reborn"], base + 70, 3))                   # and created again
+        ev.append(mcp(t, "datasetUpstreamLineage", {"fieldMappings": [
+            {"sourceFields": [fref(up, "id")], "destinationField": fref(t, "id")}]}, base + 8))
+    ev += [rng.choice(ev) for _ in range(len(ev) // 4)]  # duplicates
+    rng.shuffle(ev)
+    ev = _keep_constraints(ev)
+    n = len(ev)
+    return ev, n
+
+
+def _is_schema_delete(e: dict[str, Any]) -> bool:
+    return e.get("changeType") == "DELETE" and e.get("aspectName") in ("schemaMetadata", "datasetKey")
+
+
+def _keep_constraints(ev: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Move each schema DELETE after every older schema of its dataset; keep the tie pair in order; lineage
+    versions in stamp order."""
+    out = [e for e in ev if not _is_schema_delete(e)]
+    ties = [i for i, e in enumerate(out) if "src.tie" in e["entityUrn"]]
+    firsts = [i for i in ties if '"first"' in out[i]["aspect"]["value"]]
+    seconds = [i for i in ties if '"second"' in out[i]["aspect"]["value"]]
+    if firsts and seconds and max(firsts) > min(seconds):  # all "first" copies before all "second" copies
+        tie = sorted(ties)
+        vals = sorted((out[i] for i in tie), key=lambda e: '"second"' in e["aspect"]["value"])
+        for i, e in zip(tie, vals):
+            out[i] = e
+    # versions of one lineage aspect arrive in stamp order (a late older version is skipped by streaming, which
+    # changes an edge's firstSeen: docs/backfill.md); other events stay shuffled
+    by_aspect: dict[tuple[str, str], list[int]] = {}
+    for i, e in enumerate(out):
+        if e.get("aspectName") in ("upstreamLineage", "datasetUpstreamLineage"):
+            by_aspect.setdefault((e["entityUrn"], e["aspectName"]), []).append(i)
+    for places in by_aspect.values():
+        vals = sorted((out[i] for i in places), key=lambda e: e["systemMetadata"]["lastObserved"])
+        for i, e in zip(places, vals):
+            out[i] = e
+    for d in (e for e in ev if _is_schema_delete(e)):
+        ts = d["systemMetadata"]["lastObserved"]
+        last = max((i for i, e in enumerate(out) if e["entityUrn"] == d["entityUrn"]
+                    and e.get("aspectName") == "schemaMetadata" and e["systemMetadata"]["lastObserved"] < ts),
+                   default=-1)
+        out.insert(last + 1, d)
+    return out
+
+
+BAD_LINES = [
+    "this is not json",
+    json.dumps({"hello": "world"}),
+    json.dumps(mcp("urn:li:dataset:(broken", "schemaMetadata", None, 5, "DELETE")),
+    json.dumps({**mcp(ds("db.t0"), "schemaMetadata", None, 5), "changeType": "PATCH"}),
+]
+
+
+def write_history(folder: Path, events: list[dict[str, Any]], files: int = 3) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps(e) for e in events]
+    for i, bad in enumerate(BAD_LINES):
+        lines.insert((i + 1) * len(lines) // (len(BAD_LINES) + 1), bad)
+    per = -(-len(lines) // files)
+    out = []
+    for i in range(files):
+        p = folder / f"part-{i:03d}.jsonl"
+        p.write_text("\n".join(lines[i * per:(i + 1) * per]) + "\n")
+        out.append(p)
+    return out
+
+
+# --- fixtures ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from fieldgraph.ingest.backfill import spark_session
+
+    s = spark_session("local[2]", {"spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"})
+    yield s
+    s.stop()
+
+
+def unix_uri(server: Any, name: str) -> str:
+    return f"falkordb+unix://{server.socket}?graph={name}"
+
+
+@pytest.fixture
+def graphs(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A factory of empty graphs on the session's FalkorDB: name -> (uri, LineageGraph); cleared afterwards."""
+    from fieldgraph.graph import LineageGraph, open_store
+
+    made = []
+
+    def make(suffix: str) -> tuple[str, Any]:
+        name = f"bf_{request.node.name}_{suffix}"[:60]
+        uri = unix_uri(falkordb_server, name)
+        g = LineageGraph(open_store(uri))
+        g.store.clear()
+        g.store.ensure_schema()
+        made.append(g)
+        return uri, g
+
+    yield make
+    for g in made:
+        g.store.clear()
+        g.close()
+
+
+def backfill(spark: Any, uri: str, paths: list[Any], **kw: Any) -> Any:
+    return run_backfill(BackfillOptions([str(p) for p in paths], graph=uri, partitions=4, batch_size=50, **kw),
+                        spark=spark)
+
+
+def replay(uri: str, paths: list[Any], rejects: Path) -> dict[str, Any]:
+    res = CliRunner().invoke(app, ["ingest", *map(str, paths), "--graph", uri, "--rejects", str(rejects),
+                                   "--batch", "1", "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Equal graph dumps; on a difference, name the nodes and edges only one side has."""
+    if got == expected:
+        return
+    from collections import Counter
+
+    key = lambda x: json.dumps(x, sort_keys=True, default=str)  # noqa: E731
+    lines = []
+    for part in ("nodes", "edges"):
+        a, b = Counter(map(key, got[part])), Counter(map(key, expected[part]))
+        lines += [f"backfill only: {x}" for x in sorted(a - b)[:5]] + [f"replay only: {x}" for x in sorted(b - a)[:5]]
+    pytest.fail("graphs differ:\n" + "\n".join(lines))
+
+
+# --- the equivalence --------------------------------------------------------------------------------------
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_backfill_equals_sequential_replay(spark, graphs, tmp_path, seed) -> None:
+    events, _ = history(seed)
+    files = write_history(tmp_path / "events", events)
+    uri_b, backfilled = graphs("backfill")
+    uri_r, replayed = graphs("replay")
+
+    report = backfill(spark, uri_b, [tmp_path / "events"], rejects=str(tmp_path / "rejects"))
+    summary = replay(uri_r, files, tmp_path / "replay-rejects.jsonl")
+    expected = dump(replayed)
+    assert_same(dump(backfilled), expected)
+
+    # the graph has what the history is about
+    st = replayed.stats()
+    assert st["removedFields"] > 0 and st["placeholderFields"] > 0 and st["ambiguousReferences"] > 0
+    assert st["placeholderDatasets"] > 0 and st["dataDerivedFromEdges"] > 0
+
+    # counts; bad records written with their reasons, as `fieldgraph ingest` does
+    s = report.to_json()
+    assert s["events"] == summary["events"] == len(events) + len(BAD_LINES)
+    assert s["rejected"] == summary["rejected"] == len(BAD_LINES)
+    assert s["superseded"] > 0 and s["kept"] + s["superseded"] >= summary["aspectChanges"]
+    assert s["graph"] == st
+    rejects = [json.loads(line) for f in sorted((tmp_path / "rejects").glob("part-*")) for line in f.open()]
+    replay_rejects = [json.loads(line) for line in (tmp_path / "replay-rejects.jsonl").open()]
+    assert [(Path(r["file"]).name, r["line"], r["error"]) for r in rejects] == \
+        [(Path(r["file"]).name, r["line"], r["error"]) for r in replay_rejects]
+    assert rejects[0]["error"].startswith("not JSON")
+
+    # backfill then stream: the worker's code path over the same history changes nothing; nor does a re-run
+    replay(uri_b, files, tmp_path / "again.jsonl")
+    assert_same(dump(backfilled), expected)
+    backfill(spark, uri_b, [tmp_path / "events"], rejects=str(tmp_path / "rejects"))
+    assert_same(dump(backfilled), expected)
+
+
+def test_examples_match_replay(spark, graphs, tmp_path) -> None:
+    from .conftest import EXAMPLES
+
+    uri_b, backfilled = graphs("b")
+    uri_r, replayed = graphs("r")
+    backfill(spark, uri_b, [EXAMPLES])
+    replay(uri_r, [EXAMPLES], tmp_path / "r.jsonl")
+    assert_same(dump(backfilled), dump(replayed))
+
+
+def _avro_file(path: Path, events: list[dict[str, Any]], bad_value: bool = False) -> None:
+    """An Avro container file of MCP records (DataHub's MetadataChangeProposal, the fields fieldgraph reads)."""
+    import fastavro
+
+    sch = {"type": "record", "name": "MetadataChangeProposal", "namespace": "com.linkedin.pegasus2avro.mxe",
+           "fields": [
+               {"name": "entityType", "type": "string"},
+               {"name": "entityUrn", "type": ["null", "string"], "default": None},
+               {"name": "changeType", "type": {"type": "enum", "name": "ChangeType",
+                                               "symbols": ["UPSERT", "CREATE", "UPDATE", "DELETE", "PATCH"]}},
+               {"name": "aspectName", "type": ["null", "string"], "default": None},
+               {"name": "aspect", "type": ["null", {"type": "record", "name": "GenericAspect", "fields": [
+                   {"name": "value", "type": "bytes"}, {"name": "contentType", "type": "string"}]}],
+                "default": None},
+               {"name": "systemMetadata", "type": ["null", {"type": "record", "name": "SystemMetadata", "fields": [
+                   {"name": "lastObserved", "type": ["long", "null"], "default": 0}]}], "default": None}]}
+    recs = []
+    for e in events:
+        r = dict(e)
+        if r.get("aspect"):
+            r["aspect"] = {"value": r["aspect"]["value"].encode(), "contentType": "application/json"}
+        recs.append(r)
+    if bad_value:
+        recs.append({**recs[0], "aspect": {"value": b"{not json", "contentType": "application/json"}})
+    with path.open("wb") as fh:
+        fastavro.writer(fh, fastavro.parse_schema(sch), recs)
+
+
+def test_avro_parquet_and_json_arrays(spark, graphs, tmp_path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    events, _ = history(5, n_tables=3)
+    half = len(events) // 2
+    uri_r, replayed = graphs("r")
+    files = write_history(tmp_path / "jsonl", events, files=1)
+    replay(uri_r, files, tmp_path / "r.jsonl")
+    expected = dump(replayed)
+
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    _avro_file(mixed / "a-000.avro", events[:half], bad_value=True)
+    pq.write_table(pa.table({"key": [e["entityUrn"] for e in events[half:]],
+                             "value": [json.dumps(e) for e in events[half:]] + []}), mixed / "b-001.parquet")
+    uri_b, backfilled = graphs("b")
+    report = backfill(spark, uri_b, [mixed], rejects=str(tmp_path / "rej"))
+    assert_same(dump(backfilled), expected)
+    s = report.to_json()
+    assert s["events"] == len(events) + 1 and s["rejected"] == 1
+    (rej,) = [json.loads(x) for f in (tmp_path / "rej").glob("part-*") for x in f.open()]
+    assert rej["file"].endswith("a-000.avro") and rej["line"] == half + 1 and "not JSON" in rej["error"]
+
+    # one JSON array file, format forced
+    arr = tmp_path / "dump.txt"
+    arr.write_text(json.dumps(events, indent=1))
+    uri_a, arrayed = graphs("a")
+    backfill(spark, uri_a, [arr], format="json")
+    assert_same(dump(arrayed), expected)
+
+
+def test_since_until_window(spark, graphs, tmp_path) -> None:
+    events, _ = history(3, n_tables=3)
+    since, until = 2000, 3045
+    inside = [e for e in events if since <= e["systemMetadata"]["lastObserved"] < until]
+    uri_b, backfilled = graphs("b")
+    uri_r, replayed = graphs("r")
+    write_history(tmp_path / "all", events, files=2)
+    replay(uri_r, write_history(tmp_path / "inside", inside, files=1), tmp_path / "r.jsonl")
+    report = backfill(spark, uri_b, [tmp_path / "all"], since=since, until=until, rejects=str(tmp_path / "rej"))
+    assert_same(dump(backfilled), dump(replayed))
+    assert report.to_json()["eventsOutOfWindow"] == len(events) - len(inside)
+
+
+# --- pure parts and bad input (no Spark) -------------------------------------------------------------------
+
+
+def _changes(*events: dict[str, Any]) -> list[Any]:
+    return [c for e in events for c in decode_event(e)]
+
+
+def test_prune_keeps_what_can_matter() -> None:
+    t = ds("p.t")
+    s0, s1, s1again, d_old, d_new = _changes(
+        schema(t, ["a", "b"], 10, 0), schema(t, ["a", "c"], 20, 1), schema(t, ["a", "c"], 30, 1),
+        mcp(t, "schemaMetadata", None, 15, "DELETE"), mcp(t, "schemaMetadata", None, 25, "DELETE"))
+    items = [((0, "f", i, 0), c) for i, c in enumerate([s0, s1, s1again, d_old, d_new])]
+    kept = [c for _, c in prune_schemas(items)]
+    # s0 is the newest to list b; s1again the newest schema (and newest for a, c); d_new the newest delete
+    assert kept == [s0, s1again, d_new]
+    # merging in any grouping gives the same
+    vals = [("S", [x]) for x in items]
+    random.Random(1).shuffle(vals)
+    acc = vals[0]
+    for v in vals[1:]:
+        acc = merge_values(acc, v)
+    assert [c for _, c in acc[1]] == kept
+
+
+def test_lineage_steps() -> None:
+    from fieldgraph.ingest.backfill import lineage_steps
+
+    t, u = ds("p.t"), ds("p.u")
+    e1 = [(fref(t, "a"), [fref(u, "a")])]
+    e2 = [(fref(t, "b"), [fref(u, "b")])]
+    v = _changes(lineage(t, e1, 5, "OLD"), mcp(t, "upstreamLineage", None, 8, "DELETE"), lineage(t, e1, 10, "A"),
+                 lineage(t, e1, 20, "A2"), lineage(t, e1, 30, "A3"), lineage(t, e2, 40, "B"),
+                 lineage(t, e2, 40, "B-tie"), lineage(t, e1, 50, "C"))
+    from fieldgraph.ingest.backfill import lineage_item
+
+    items = [lineage_item((0, "f", i, 0), c) for i, c in enumerate(v)]
+    random.Random(2).shuffle(items)
+    vals = [("L", [x]) for x in items]
+    acc = vals[0]
+    for x in vals[1:]:
+        acc = merge_values(acc, x)
+    steps = lineage_steps("upstreamLineage", acc[1])
+    # from the delete on; equal-edge runs collapse to their first version; ties go to the later arrival
+    assert [s[0].aspect.fineGrainedLineages[0].transformOperation if s[0].aspect else "DELETE" for s in steps] == \
+        ["DELETE", "A", "B", "C"]
+    steps = lineage_steps("upstreamLineage", [x for x in acc[1] if x[1] <= 30])
+    assert [s[0].aspect.fineGrainedLineages[0].transformOperation for s in steps[1:]] == ["A", "A3"]
+
+
+def test_bad_options(tmp_path) -> None:
+    with pytest.raises(BackfillError, match="no such file"):
+        list_inputs([str(tmp_path / "missing")])
+    (tmp_path / "x.bin").write_text("")
+    with pytest.raises(BackfillError, match="pass --format"):
+        list_inputs([str(tmp_path / "x.bin")])
+    with pytest.raises(BackfillError, match="--format 'xml'"):
+        list_inputs([str(tmp_path)], "xml")
+    with pytest.raises(BackfillError, match="--until 'yesterday'"):
+        parse_time("yesterday", "--until")
+    assert parse_time("1970-01-01T00:00:01Z") == 1000 and parse_time("1234") == 1234
+    res = CliRunner().invoke(app, ["backfill", str(tmp_path / "missing")])
+    assert res.exit_code == 2 and "no such file" in res.output
+    res = CliRunner().invoke(app, ["backfill", str(tmp_path), "--since", "soon"])
+    assert res.exit_code == 2 and "--since 'soon'" in res.output
