@@ -127,7 +127,7 @@ class LineageGraph:
         """Plan and apply ``changes`` in batches of ``batch_events``."""
         report = IngestReport()
         with gc_paused():
-            for batch in _chunks(changes, batch_events):
+            for batch in chunks(changes, batch_events):
                 plan = self.write(batch)
                 report.counts.update(plan.counts)
                 report.ambiguous.extend(plan.ambiguous)
@@ -449,7 +449,8 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
+def chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
+    """``items`` in lists of ``n`` (the last one shorter)."""
     buf: list[Any] = []
     for x in items:
         buf.append(x)

@@ -445,17 +445,6 @@ def _apply(g: Any, plan: Any, counts: Counter) -> None:
     counts["placeholderMoves"] += len(plan.rows["delete_fields"])
 
 
-def _chunks(items: Iterable[Any], n: int) -> Iterator[list[Any]]:
-    buf: list[Any] = []
-    for x in items:
-        buf.append(x)
-        if len(buf) >= n:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
-
-
 def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], uri: str,
                   graph_name: Optional[str], batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 2 (one task): the schema changes of its datasets, planned against the graph's state and written.
@@ -463,10 +452,12 @@ def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], 
     Non-deletes first, then the newest DELETE on top: the order a replay in stamp order applies them, so the
     dataset keeps the schema name and hash of the last schema before a delete, as streaming leaves it.
     """
+    from fieldgraph.graph.lineage import chunks
+
     counts: Counter = Counter()
     g = _open_graph(uri, graph_name, batch_size)
     try:
-        for chunk in _chunks(groups, DATASETS_PER_CHUNK):
+        for chunk in chunks(groups, DATASETS_PER_CHUNK):
             upserts = [c for _, items in chunk for _, c in items if not c.delete]
             deletes = [c for _, items in chunk for _, c in items if c.delete]
             for part in (upserts, deletes):
@@ -482,10 +473,12 @@ def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: st
                   batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 3 (one task, its downstream datasets): each lineage aspect's steps, planned and written in order.
     Round r plans the r-th step of every aspect of a chunk together (aspects are independent)."""
+    from fieldgraph.graph.lineage import chunks
+
     counts: Counter = Counter()
     g = _open_graph(uri, graph_name, batch_size)
     try:
-        for chunk in _chunks(items, DATASETS_PER_CHUNK):
+        for chunk in chunks(items, DATASETS_PER_CHUNK):
             rounds = max(len(steps) for _, steps in chunk)
             for r in range(rounds):
                 changes = [c for _, steps in chunk if r < len(steps) for c in steps[r]]
