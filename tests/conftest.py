@@ -1,14 +1,24 @@
-"""Graph fixtures: one real embedded FalkorDB per test session (in a tmp folder), one graph per test."""
+"""Graph fixtures: one real embedded FalkorDB per test session (in a tmp folder), one graph per test.
+
+Under CI (``CI`` set) the property tests run derandomized: the same generated examples every
+run, so a landing never depends on a lucky draw; locally they explore new examples each run.
+"""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "events"
 _names = itertools.count()
