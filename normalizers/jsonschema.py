@@ -215,8 +215,9 @@ class _Resolver:
         doc: Any = self.doc
         for part in unquote(fragment.lstrip("/")).split("/") if fragment else []:
             part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(doc, dict) and id(doc) in self.refs and doc is not ref:
-                doc = self.target(doc)  # (inside the reference itself: its own object, as jsonref)
+            if isinstance(doc, dict) and id(doc) in self.refs and doc is not ref and doc is not self.doc:
+                # (inside the reference itself, or from the document's root: its own object, as jsonref)
+                doc = self.target(doc)
             if isinstance(doc, list):
                 try:
                     part = int(part)  # type: ignore[assignment]
