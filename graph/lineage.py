@@ -175,7 +175,9 @@ class LineageGraph:
     # ---- walks ----
 
     def _walk(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
-              dataset_starts: Sequence[str] = ()) -> LineageResult:
+              dataset_starts: Sequence[str] = (), keep: Callable[[dict[str, Any]], bool] | None = None
+              ) -> LineageResult:
+        """A level-by-level walk (depth cap, time budget); with ``keep``, only the edges it accepts."""
         cap = depth or DEFAULT_DEPTH_CAP
         step = cy.statement("upstream_step" if direction == "upstream" else "downstream_step")
         res = LineageResult(starts[0] if starts else (dataset_starts[0] if dataset_starts else ""), direction,
@@ -202,15 +204,17 @@ class LineageGraph:
                 return res
             nxt: list[str] = []
             for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"),
-                                    r.get("edge") or {}, bool(r.get("placeholder")), bool(r.get("removed")),
-                                    bool(r.get("ambiguous"))))
+                edge = r.get("edge") or {}
+                if keep is not None and not keep(edge):
+                    continue
+                res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
+                                    bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
                 if r["urn"] not in seen:
                     seen.add(r["urn"])
                     nxt.append(r["urn"])
             frontier = nxt
-        if frontier:
-            # is there anything beyond the cap?
+        if frontier and keep is None:
+            # is there anything beyond the cap? (a filtered walk would have to filter the answer too)
             more = self.store.run(step, {"frontier": frontier[:1000]})
             if more:
                 res.partial = True
@@ -277,8 +281,8 @@ class LineageGraph:
             last = edge.get("lastSeen", first)
             return (end is None or first is None or first <= end) and (start is None or last is None or last >= start)
 
-        res = self._filtered_walk([urn], "upstream" if direction == "incoming" else "downstream", depth, in_range,
-                                  time_budget_s)
+        res = self._walk([urn], "upstream" if direction == "incoming" else "downstream", depth, time_budget_s,
+                         keep=in_range)
         summary: dict[str, list[str]] = {}
         operations: dict[str, dict[str, Any]] = {}
         for h in res.hops:
@@ -299,40 +303,6 @@ class LineageGraph:
                 "summary": [{"dataset": d, "fields": sorted(f)} for d, f in sorted(summary.items())],
                 "operations": list(operations.values()), "dropped": dropped,
                 "edges": [h.to_json() for h in res.hops]}
-
-    def _filtered_walk(self, starts: list[str], direction: str, depth: int | None,
-                       keep: Callable[[dict[str, Any]], bool], time_budget_s: float) -> LineageResult:
-        """A level-by-level walk that follows only the edges ``keep`` accepts."""
-        cap = depth or DEFAULT_DEPTH_CAP
-        step = cy.statement("upstream_step" if direction == "upstream" else "downstream_step")
-        res = LineageResult(starts[0], direction, depth=depth)
-        seen = set(starts)
-        frontier = list(starts)
-        deadline = time.monotonic() + time_budget_s
-        level = 0
-        while frontier and level < cap:
-            level += 1
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if remaining_ms <= 0:
-                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
-                return res
-            try:
-                rows = self.store.run(step, {"frontier": frontier}, timeout_ms=remaining_ms)
-            except QueryTimeout:
-                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
-                return res
-            nxt: list[str] = []
-            for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                edge = r.get("edge") or {}
-                if not keep(edge):
-                    continue
-                res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
-                                    bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
-                if r["urn"] not in seen and r.get("datasetUrn") is not None:
-                    seen.add(r["urn"])
-                    nxt.append(r["urn"])
-            frontier = nxt
-        return res
 
     # ---- tags, glossary terms and their propagation (CDAP's propagateMetadata) ----
 
@@ -360,8 +330,8 @@ class LineageGraph:
         (identity and direct edges; not masking ones; indirect ones only with ``indirect``), each with
         the upstream field it comes from and how far up that is. Computed from the current edges."""
         urn = self.resolve_field(field)
-        res = self._filtered_walk([urn], "upstream", depth, lambda e: carries_metadata(e, indirect=indirect),
-                                  time_budget_s)
+        res = self._walk([urn], "upstream", depth, time_budget_s,
+                         keep=lambda e: carries_metadata(e, indirect=indirect))
         dist: dict[str, int] = {}
         for h in res.hops:
             if h.datasetUrn is not None:
@@ -385,8 +355,8 @@ class LineageGraph:
         sources = [r["urn"] for r in rows]
         carriers: dict[str, dict[str, Any]] = {u: {"urn": u, "own": True, "from": [u], "distance": 0} for u in sources}
         for s in sources:
-            res = self._filtered_walk([s], "downstream", depth, lambda e: carries_metadata(e, indirect=indirect),
-                                      time_budget_s)
+            res = self._walk([s], "downstream", depth, time_budget_s,
+                             keep=lambda e: carries_metadata(e, indirect=indirect))
             for h in res.hops:
                 if h.datasetUrn is None:
                     continue
