@@ -24,6 +24,7 @@ from .errors import GraphError, GraphURIError
 
 DEFAULT_GRAPH = "fieldgraph"
 DEFAULT_BATCH = 2000
+DRIVER_RETRY_S = 5.0
 
 
 class GraphStore(ABC):
@@ -77,7 +78,7 @@ def _plain(v: Any) -> Any:
     from falkordb import Edge, Node, Path
 
     if isinstance(v, Node):
-        return {"labels": list(v.labels or []), **dict(v.properties)}
+        return {"labels": sorted(v.labels or []), **dict(v.properties)}
     if isinstance(v, Edge):
         return {"type": v.relation, **dict(v.properties)}
     if isinstance(v, Path):
@@ -191,6 +192,11 @@ class QueryTimeout(GraphError):
 
 
 class Neo4jStore(GraphStore):
+    """Neo4j over Bolt with the official driver. Every statement runs in a managed transaction (read or
+    write), which the driver retries on transient errors only (deadlocks, leader changes, lost connections);
+    results are read inside the transaction. A time budget becomes the transaction's timeout, and Neo4j's
+    ``TransactionTimedOut*`` codes become :class:`QueryTimeout`."""
+
     backend = "neo4j"
 
     def __init__(self, uri: str, *, user: str | None = None, password: str | None = None,
@@ -206,7 +212,10 @@ class Neo4jStore(GraphStore):
         user = user or os.environ.get("NEO4J_USERNAME") or os.environ.get("NEO4J_USER") or "neo4j"
         password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
         try:
-            self.driver = neo4j.GraphDatabase.driver(uri, auth=(user, password))
+            # the driver retries transient errors (deadlocks, a lost connection) for this long; an outage
+            # longer than that is the caller's to wait out (the worker pauses and backs off)
+            self.driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
+                                                     max_transaction_retry_time=DRIVER_RETRY_S)
             self.driver.verify_connectivity()
         except Exception as exc:
             raise GraphError(f"cannot reach Neo4j at {uri}: {exc}") from None
@@ -217,33 +226,59 @@ class Neo4jStore(GraphStore):
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
             timeout_ms: int | None = None) -> list[dict[str, Any]]:
         neo4j = self._neo4j
-        query = neo4j.Query(cypher, timeout=(timeout_ms / 1000.0) if timeout_ms else None)
+        args = dict(params or {})
 
+        @neo4j.unit_of_work(timeout=timeout_ms / 1000.0 if timeout_ms else None)
         def work(tx: Any) -> list[dict[str, Any]]:
-            return [r.data() for r in tx.run(query, dict(params or {}))]
+            result = tx.run(cypher, args)
+            keys = result.keys()
+            return [dict(zip(keys, (_neo4j_plain(v) for v in record.values()))) for record in result]
 
         try:
             with self.driver.session(database=self.database) as session:
-                # managed transactions: the driver retries transient errors
                 return session.execute_write(work) if write else session.execute_read(work)
-        except neo4j.exceptions.ClientError as exc:
-            if "Timeout" in (exc.code or ""):
-                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
-            raise GraphError(f"{self.describe()} refused the statement: {exc.message}") from None
         except neo4j.exceptions.Neo4jError as exc:
-            raise GraphError(f"{self.describe()}: {exc}") from None
+            if "TransactionTimedOut" in (exc.code or ""):
+                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
+            if isinstance(exc, neo4j.exceptions.ClientError):
+                raise GraphError(f"{self.describe()} refused the statement: {exc.message}\n"
+                                 f"  {cypher.splitlines()[0][:120]}") from None
+            raise GraphError(f"{self.describe()}: {exc.code}: {exc.message}") from None
+        except neo4j.exceptions.DriverError as exc:
+            raise GraphError(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
 
     def ensure_schema(self) -> None:
-        for stmt in cy.statements("schema_neo4j"):
+        for stmt in cy.statements("schema_neo4j"):  # CREATE ... IF NOT EXISTS: idempotent
             self.run(stmt, write=True)
 
     def clear(self) -> None:
         # CALL { } IN TRANSACTIONS needs an auto-commit transaction, not a managed one
-        with self.driver.session(database=self.database) as session:
-            session.run(cy.statement("clear_neo4j")).consume()
+        try:
+            with self.driver.session(database=self.database) as session:
+                session.run(cy.statement("clear_neo4j")).consume()
+        except self._neo4j.exceptions.Neo4jError as exc:
+            raise GraphError(f"cannot clear {self.describe()}: {exc.message}") from None
 
     def close(self) -> None:
         self.driver.close()
+
+
+def _neo4j_plain(v: Any) -> Any:
+    """Driver values as the FalkorDB store gives them: a node as ``{"labels": [...], **properties}``,
+    a relationship as ``{"type": ..., **properties}``, a path as ``{"nodes": [...], "edges": [...]}``."""
+    from neo4j.graph import Node, Path, Relationship
+
+    if isinstance(v, Node):
+        return {"labels": sorted(v.labels), **dict(v)}
+    if isinstance(v, Relationship):
+        return {"type": v.type, **dict(v)}
+    if isinstance(v, Path):
+        return {"nodes": [_neo4j_plain(n) for n in v.nodes], "edges": [_neo4j_plain(r) for r in v.relationships]}
+    if isinstance(v, dict):
+        return {k: _neo4j_plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_neo4j_plain(x) for x in v]
+    return v
 
 
 # --- choosing a backend -----------------------------------------------------------------------------

@@ -1,4 +1,11 @@
-"""Graph fixtures: one real embedded FalkorDB per test session (in a tmp folder), one graph per test.
+"""Graph fixtures: the graph tests run on both backends, each started once per test session:
+
+- an embedded FalkorDB in a tmp folder (one graph per test), and
+- a real Neo4j 5.26 Community server from Maven Central (``tests/services.py``; authentication on), whose
+  Community edition has one database: it is emptied before and after each test.
+
+``graph`` is parametrized over both (test ids end in ``[falkordb]`` / ``[neo4j]``); ``fresh_graph()`` gives
+another empty graph on the same backend (on Neo4j, the one database emptied again).
 
 Under CI (``CI`` set) the property tests run derandomized: the same generated examples every
 run, so a landing never depends on a lucky draw; locally they explore new examples each run.
@@ -36,18 +43,71 @@ def falkordb_server() -> Iterator[Any]:
         server.stop()
 
 
-@pytest.fixture
-def graph(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A LineageGraph on its own, empty graph of the session's embedded FalkorDB."""
-    from fieldgraph.graph import FalkorStore, LineageGraph
+@pytest.fixture(scope="session")
+def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from .services import Neo4jServer
 
-    name = f"t{next(_names)}_{request.node.name}"[:60]
-    store = FalkorStore(graph=name, unix_socket=str(falkordb_server.socket))
-    store.ensure_schema()
-    g = LineageGraph(store)
-    yield g
-    store.clear()
-    store.close()
+    server = Neo4jServer(tmp_path_factory.mktemp("neo4j")).start()
+    yield server
+    server.stop()
+
+
+BACKENDS = ["falkordb", "neo4j"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+class Graphs:
+    """Empty graphs on one backend; each gets a ``uri`` attribute (``--graph`` for the CLI and the worker)."""
+
+    def __init__(self, backend: str, request: pytest.FixtureRequest) -> None:
+        self.backend = backend
+        self.request = request
+        self.opened: list[Any] = []
+
+    def new(self) -> Any:
+        from fieldgraph.graph import LineageGraph, open_store
+
+        if self.backend == "falkordb":
+            server = self.request.getfixturevalue("falkordb_server")
+            name = f"t{next(_names)}_{self.request.node.name}"[:60]
+            uri = f"falkordb+unix://{server.socket}?graph={name}"
+        else:
+            uri = self.request.getfixturevalue("neo4j_server").uri
+        g = LineageGraph(open_store(uri))
+        g.store.clear()  # Neo4j: the one database, emptied
+        g.store.ensure_schema()
+        g.uri = uri
+        self.opened.append(g)
+        return g
+
+    def close(self) -> None:
+        for g in self.opened:
+            g.store.clear()
+            g.close()
+
+
+@pytest.fixture
+def graphs(backend: str, request: pytest.FixtureRequest) -> Iterator[Graphs]:
+    gs = Graphs(backend, request)
+    yield gs
+    gs.close()
+
+
+@pytest.fixture
+def graph(graphs: Graphs) -> Any:
+    """A LineageGraph on an empty graph of the test's backend (``graph.uri`` names it)."""
+    return graphs.new()
+
+
+@pytest.fixture
+def fresh_graph(graphs: Graphs) -> Any:
+    """``fresh_graph()``: another empty graph on the same backend. On Neo4j (one database) it empties the
+    database the earlier graphs of the test use: finish with them first."""
+    return graphs.new
 
 
 def dump(g: Any) -> dict[str, Any]:

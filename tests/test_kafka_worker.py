@@ -1,4 +1,4 @@
-"""The Kafka worker against a real broker (Tansu) and the real embedded FalkorDB."""
+"""The Kafka worker against a real Apache Kafka and both real graph backends (embedded FalkorDB, Neo4j)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,21 @@ from fieldgraph.ingest.cli import app
 
 from .conftest import EXAMPLES, dump, ds, lineage_event, mcp, schema_event, sf
 from .kafka_fixtures import (  # noqa: F401 - fixtures
-    ThreadWorker, broker, duplicates, graph_uri, ingest_files, reference_graph, wait_committed, wait_for,
+    ThreadWorker, broker, duplicates, ingest_files, reference_graph, wait_committed, wait_for,
     worker_config,
 )
 
 pytestmark = pytest.mark.integration
 
 
-def test_emit_examples_then_worker_equals_file_ingest(broker, falkordb_server, graph, reference_graph):
+def test_emit_examples_then_worker_equals_file_ingest(broker, graph, reference_graph):
     topic = broker.create_topic(broker.name("mcp"), partitions=3)
     res = CliRunner().invoke(app, ["emit", str(EXAMPLES), "--topic", topic, "-b", broker.bootstrap])
     assert res.exit_code == 0, res.output
     n = ingest_files(reference_graph, [EXAMPLES])
     assert f"sent {n} events" in res.output
 
-    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph))
+    cfg = worker_config(broker, [topic], graph.uri)
     w = ThreadWorker(cfg)
     wait_committed(broker, cfg.group_id, topic, n, 60)
     stats = w.stop()
@@ -63,7 +63,7 @@ def _bad_events() -> dict[str, bytes]:
     }
 
 
-def test_malformed_events_go_to_the_dlq_with_reasons_and_the_good_ones_land(broker, falkordb_server, graph,
+def test_malformed_events_go_to_the_dlq_with_reasons_and_the_good_ones_land(broker, graph,
                                                                             reference_graph):
     topic = broker.create_topic(broker.name("mixed"), partitions=2)
     broker.create_topic(f"{topic}.dlq")
@@ -81,7 +81,7 @@ def test_malformed_events_go_to_the_dlq_with_reasons_and_the_good_ones_land(brok
     broker.produce(topic, items)
     n_bad = len(_bad_events())
 
-    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph), strict_aspects=True)
+    cfg = worker_config(broker, [topic], graph.uri, strict_aspects=True)
     w = ThreadWorker(cfg)
     wait_committed(broker, cfg.group_id, topic, len(items), 60)
     stats = w.stop()
@@ -120,11 +120,11 @@ def _chain(n: int, start: int = 0, prefix: str = "two") -> list[dict]:
     return evs
 
 
-def test_two_workers_share_partitions_and_hand_over_without_loss(broker, falkordb_server, graph, reference_graph):
+def test_two_workers_share_partitions_and_hand_over_without_loss(broker, graph, reference_graph):
     from fieldgraph.ingest.events import decode_event
 
     topic = broker.create_topic(broker.name("two"), partitions=4)
-    uri = graph_uri(falkordb_server, graph)
+    uri = graph.uri
     group = broker.name("g2-")
     a = ThreadWorker(worker_config(broker, [topic], uri, group_id=group, batch_size=50))
     b = ThreadWorker(worker_config(broker, [topic], uri, group_id=group, batch_size=50))
@@ -147,40 +147,54 @@ def test_two_workers_share_partitions_and_hand_over_without_loss(broker, falkord
     assert dump(graph) == dump(reference_graph)
 
 
-def test_graph_unavailable_worker_waits_and_catches_up(broker, reference_graph):
-    from fieldgraph.graph import EmbeddedServer, LineageGraph
+@pytest.fixture
+def graph_server(backend, request):
+    """A graph server the test may stop and start again: (graph URI, stop, start). FalkorDB: an embedded
+    server of its own; Neo4j: the session's server (restarted on the same data, ports and password)."""
+    from fieldgraph.graph import EmbeddedServer
+
+    if backend == "neo4j":
+        server = request.getfixturevalue("neo4j_server")
+        request.getfixturevalue("graph")  # an empty database, emptied again afterwards
+        yield server.uri, server.stop, server.start
+        if server.process is None:
+            server.start()
+        return
+    with tempfile.TemporaryDirectory(prefix="fgd-") as tmp:  # a short path: unix sockets are limited
+        servers = [EmbeddedServer(Path(tmp) / "d").start()]
+        yield (f"falkordb+unix://{servers[0].socket}?graph=down", lambda: servers[-1].stop(),
+               lambda: servers.append(EmbeddedServer(Path(tmp) / "d").start()))
+        servers[-1].stop()
+
+
+def test_graph_unavailable_worker_waits_and_catches_up(broker, graph_server, reference_graph):
+    from fieldgraph.graph import LineageGraph
     from fieldgraph.ingest.events import decode_event
 
-    with tempfile.TemporaryDirectory(prefix="fgd-") as tmp:
-        server = EmbeddedServer(Path(tmp) / "d").start()
-        uri = f"falkordb+unix://{server.socket}?graph=down"
-        topic = broker.create_topic(broker.name("down"), partitions=2)
-        cfg = worker_config(broker, [topic], uri, retry_max_s=1.0)
-        w = ThreadWorker(cfg)
-        try:
-            first = _chain(50, prefix="down")
-            broker.emit(topic, first)
-            wait_committed(broker, cfg.group_id, topic, len(first), 60)
-            server.stop()
-            second = _chain(50, start=50, prefix="down")
-            broker.emit(topic, second)
-            committed = broker.committed_total(cfg.group_id, topic)
-            wait_for(lambda: w.worker.stats.graph_retries >= 2, 30, "the worker to retry the graph")
-            assert broker.committed_total(cfg.group_id, topic) == committed  # nothing committed while down
-            server = EmbeddedServer(Path(tmp) / "d").start()  # same data folder: the AOF comes back
-            wait_committed(broker, cfg.group_id, topic, len(first) + len(second), 60)
-        finally:
-            w.stop()
-        g = LineageGraph.open(uri, schema=False)
-        try:
-            reference_graph.ingest([c for e in first + second for c in decode_event(e)])
-            assert dump(g) == dump(reference_graph)
-        finally:
-            g.close()
-            server.stop()
+    uri, stop_graph, start_graph = graph_server
+    topic = broker.create_topic(broker.name("down"), partitions=2)
+    cfg = worker_config(broker, [topic], uri, retry_max_s=1.0)
+    w = ThreadWorker(cfg)
+    try:
+        first = _chain(50, prefix="down")
+        broker.emit(topic, first)
+        wait_committed(broker, cfg.group_id, topic, len(first), 60)
+        stop_graph()
+        second = _chain(50, start=50, prefix="down")
+        broker.emit(topic, second)
+        committed = broker.committed_total(cfg.group_id, topic)
+        wait_for(lambda: w.worker.stats.graph_retries >= 2, 30, "the worker to retry the graph")
+        assert broker.committed_total(cfg.group_id, topic) == committed  # nothing committed while down
+        start_graph()  # same data: what was written before the outage comes back
+        wait_committed(broker, cfg.group_id, topic, len(first) + len(second), 90)
+    finally:
+        w.stop()
+    with LineageGraph.open(uri, schema=False) as g:
+        reference_graph.ingest([c for e in first + second for c in decode_event(e)])
+        assert dump(g) == dump(reference_graph)
 
 
-def test_prometheus_endpoint_and_cli_worker_config(broker, falkordb_server, graph, tmp_path):
+def test_prometheus_endpoint_and_cli_worker_config(broker, graph, tmp_path):
     import socket
     import urllib.request
 
@@ -189,7 +203,7 @@ def test_prometheus_endpoint_and_cli_worker_config(broker, falkordb_server, grap
         port = s.getsockname()[1]
     topic = broker.create_topic(broker.name("metrics"))
     broker.emit(topic, _chain(5, prefix="metrics"))
-    cfg = worker_config(broker, [topic], graph_uri(falkordb_server, graph), metrics_port=port)
+    cfg = worker_config(broker, [topic], graph.uri, metrics_port=port)
     w = ThreadWorker(cfg)
     try:
         wait_committed(broker, cfg.group_id, topic, 9, 60)
