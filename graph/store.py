@@ -214,8 +214,10 @@ class Neo4jStore(GraphStore):
         try:
             # the driver retries transient errors (deadlocks, a lost connection) for this long; an outage
             # longer than that is the caller's to wait out (the worker pauses and backs off)
+            # no server notifications: on a young graph they only say a property is not there yet
             self.driver = neo4j.GraphDatabase.driver(uri, auth=(user, password),
-                                                     max_transaction_retry_time=DRIVER_RETRY_S)
+                                                     max_transaction_retry_time=DRIVER_RETRY_S,
+                                                     notifications_min_severity="OFF")
             self.driver.verify_connectivity()
         except Exception as exc:
             raise GraphError(f"cannot reach Neo4j at {uri}: {exc}") from None

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from fieldgraph.graph import AmbiguousReferenceError, NotFoundError
+from fieldgraph.graph import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
 from fieldgraph.ingest.replay import decode, event_files, read_events
@@ -173,6 +173,15 @@ def test_depth_cap_time_budget_and_paths(graph) -> None:
     assert len(path) == 13 and path[0] == field_urn(names[0], "c")
 
 
+def test_a_statement_over_its_time_budget_is_stopped_by_the_server(graph) -> None:
+    """The budget goes to the server as the statement's timeout; its answer becomes QueryTimeout (which the
+    walks turn into a partial result), on FalkorDB's and on Neo4j's error codes alike."""
+    slow = "UNWIND range(1, 200000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x) AS n"
+    with pytest.raises(QueryTimeout, match="time budget of 50 ms"):
+        graph.store.run(slow, timeout_ms=50)
+    assert graph.store.run("RETURN 1 AS one", timeout_ms=5000) == [{"one": 1}]
+
+
 def test_user_named_fields(graph) -> None:
     v2 = "[version=2.0].[type=R].[type=string].id"
     ingest(graph, schema_event(A, [v2, "[version=2.0].[key=True].[type=K].[type=string].id"], 1))
@@ -188,8 +197,8 @@ def test_user_named_fields(graph) -> None:
         graph.resolve_field("db.a.id")
 
 
-def test_every_named_query_runs_on_falkordb(graph) -> None:
-    """The .cypher files meant for Neo4j Browser run unchanged on FalkorDB too."""
+def test_every_named_query_runs_on_both_backends(graph) -> None:
+    """The .cypher files meant for Neo4j Browser run unchanged on both backends."""
     names = deep_chain(graph, 3)
     params = {"urn": field_urn(names[-1], "c"), "from": field_urn(names[-1], "c"), "to": field_urn(names[0], "c")}
     assert len(graph.query(cy.statement("upstream"), params)) == 3
