@@ -15,7 +15,8 @@ from rich.text import Text
 
 from fieldgraph.normalizers import FieldgraphError, normalize
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Field-level lineage: schemas, events, graph.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Field-level lineage: schemas, events, graph.")
 out = Console()
 err = Console(stderr=True)
 

@@ -21,9 +21,10 @@ GRAPH_HELP = ("Graph URI: embedded[:PATH] (default, data folder .fieldgraph/), f
 GraphOpt = typer.Option(None, "--graph", "-g", help=GRAPH_HELP, envvar="FIELDGRAPH_GRAPH", show_envvar=False)
 NameOpt = typer.Option(None, "--graph-name", help="Graph (FalkorDB) to use; default fieldgraph.")
 
-lineage_app = typer.Typer(no_args_is_help=True, help="Field lineage: upstream or downstream of a field.")
+lineage_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Field lineage: upstream or downstream of a field.")
 app.add_typer(lineage_app, name="lineage")
-server_app = typer.Typer(no_args_is_help=True, help="The embedded FalkorDB server (keep one running between commands).")
+server_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="The embedded FalkorDB server (keep one running between commands).")
 app.add_typer(server_app, name="server")
 
 
