@@ -13,7 +13,7 @@ tail, so the tail is kept short:
   Logged as Cypher, as FalkorDB does by default for quick statements, each replayed ``MERGE`` scans
   its label (indexes created while loading are not enabled before loading ends): quadratic time.
 - The AOF is rewritten into a fresh snapshot when the tail outgrows the snapshot
-  (``auto-aof-rewrite-percentage 100``, at least ``64mb``), on a clean :meth:`stop`, and in the
+  (``auto-aof-rewrite-percentage 100``, at least ``32mb``), on a clean :meth:`stop`, and in the
   background after a start that replayed a long tail (e.g. a data folder written by an older
   fieldgraph, whose Cypher tail replays once).
 
@@ -29,9 +29,10 @@ import logging
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import GraphError
 
@@ -51,7 +52,7 @@ REWRITE_MIN_TAIL = 1 << 20
 
 _PERSISTENCE = [
     "--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "yes",
-    "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "64mb", "--aof-load-truncated", "yes",
+    "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "32mb", "--aof-load-truncated", "yes",
     "--save", "",  # no dump.rdb: with the AOF on, a restart loads the AOF only
 ]
 _MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cypher to re-run
@@ -83,7 +84,7 @@ class LoadProgress:
         if self.percent is not None:
             done = f"{self.percent:.0f}% ({_size(self.loaded_bytes or 0)} of {_size(self.total_bytes or 0)})"
         elif self.total_bytes:
-            done = f"replaying the AOF ({_size(self.total_bytes)})"
+            done = f"busy with {_size(self.total_bytes)} of AOF"
         else:
             done = "starting"
         return f"loading the embedded graph in {self.data_dir}: {done}, {self.seconds:.0f} s"
@@ -141,7 +142,7 @@ class EmbeddedServer:
             return "busy", {}
         except redis.exceptions.ConnectionError:
             return "down", {}
-        except redis.exceptions.ResponseError:
+        except redis.exceptions.RedisError:
             return "busy", {}  # e.g. a command refused while the server finishes starting
         finally:
             c.close()
@@ -165,8 +166,7 @@ class EmbeddedServer:
         return pid if str(self.socket).encode() in cmdline else None  # a zombie or a reused pid has not
 
     # -- lifecycle --
-    def start(self, timeout: float = 30.0, progress: Callable[[LoadProgress], None] | None = None
-              ) -> "EmbeddedServer":
+    def start(self, timeout: float = 30.0, progress: Callable[[LoadProgress], None] | None = None) -> EmbeddedServer:
         """Start the server (or reuse the one serving this data folder); returns self once it runs commands.
 
         A server loading its data is waited for while it makes progress, reported every few seconds to
@@ -212,7 +212,8 @@ class EmbeddedServer:
     def _wait(self, timeout: float, progress: Callable[[LoadProgress], None] | None) -> None:
         """Wait until the server runs commands: as long as it answers, or its CPU time grows."""
         t0 = last_sign = last_report = time.monotonic()
-        cpu: float | None = None
+        pid = self._server_pid()
+        cpu = _cpu_seconds(pid) if pid is not None else None
         while True:
             if self.process is not None and self.process.poll() is not None:
                 raise self._exited("at start")
@@ -222,7 +223,7 @@ class EmbeddedServer:
                 if self.process is not None:
                     self._rewrite_aof(wait=False)  # a long tail was replayed: do not replay it again
                 return
-            pid = self.process.pid if self.process is not None else self._pid()
+            seen, pid = pid, self._server_pid()
             if state == "loading":
                 last_sign = now
             elif pid is None:
@@ -230,14 +231,14 @@ class EmbeddedServer:
                     raise self._exited("while loading")
             else:
                 used = _cpu_seconds(pid)
-                if used is None or (cpu is not None and used > cpu):
+                if used is None or (pid == seen and cpu is not None and used > cpu):
                     last_sign = now  # busy loading (without /proc, a live server counts as busy)
                 cpu = used
             if now - last_sign > timeout:
                 if self.process is not None:
                     self._kill()
                 raise GraphError(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
-                                 f"progress for {timeout:.0f}s; see {self._log}")
+                                 f"progress for {timeout:g}s; see {self._log}")
             if now - last_report >= REPORT_EVERY:
                 last_report = now
                 report = LoadProgress(self.data_dir, now - t0, info.get("loading_loaded_perc"),
@@ -247,6 +248,9 @@ class EmbeddedServer:
                 if progress is not None:
                     progress(report)
             time.sleep(0.05 if now - t0 < 1 else 0.2)
+
+    def _server_pid(self) -> int | None:
+        return self.process.pid if self.process is not None else self._pid()
 
     def _exited(self, when: str) -> GraphError:
         stderr = ""
@@ -271,7 +275,7 @@ class EmbeddedServer:
         rewritten into a snapshot, so that the next start loads it instead of replaying the tail."""
         if self.process is None and not force:
             return
-        pid = self.process.pid if self.process is not None else self._pid()
+        pid = self._server_pid()
         try:
             self._rewrite_aof(wait=True)
         except Exception as exc:  # the AOF is complete without a rewrite: shut down all the same

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Optional
@@ -81,6 +82,13 @@ from fieldgraph.ingest import cli_backfill, cli_graph, cli_kafka, cli_schema, cl
 
 
 def main() -> None:
+    # the embedded graph's start-up progress (a large graph takes seconds to load) on stderr
+    progress = logging.getLogger("fieldgraph.graph.embedded")
+    progress.setLevel(logging.INFO)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    progress.addHandler(handler)
+    progress.propagate = False
     app()
 
 

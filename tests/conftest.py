@@ -91,23 +91,23 @@ class Graphs:
 
 
 @pytest.fixture
-def graphs(backend: str, request: pytest.FixtureRequest) -> Iterator[Graphs]:
+def graph_factory(backend: str, request: pytest.FixtureRequest) -> Iterator[Graphs]:
     gs = Graphs(backend, request)
     yield gs
     gs.close()
 
 
 @pytest.fixture
-def graph(graphs: Graphs) -> Any:
+def graph(graph_factory: Graphs) -> Any:
     """A LineageGraph on an empty graph of the test's backend (``graph.uri`` names it)."""
-    return graphs.new()
+    return graph_factory.new()
 
 
 @pytest.fixture
-def fresh_graph(graphs: Graphs) -> Any:
+def fresh_graph(graph_factory: Graphs) -> Any:
     """``fresh_graph()``: another empty graph on the same backend. On Neo4j (one database) it empties the
     database the earlier graphs of the test use: finish with them first."""
-    return graphs.new
+    return graph_factory.new
 
 
 def dump(g: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The graph commands of the CLI, on a real embedded FalkorDB in a tmp data folder."""
+"""The graph commands of the CLI, on both real backends (``--graph`` an embedded FalkorDB or a bolt:// Neo4j)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ REPORT_TOTAL = sf(ds("sales.revenue_report", "tableau"), "total_revenue")
 
 
 @pytest.fixture
-def cli(falkordb_server, request, monkeypatch):
-    """Run fieldgraph against the session's FalkorDB (a fresh graph per test)."""
-    monkeypatch.setenv("FIELDGRAPH_GRAPH", f"falkordb+unix://{falkordb_server.socket}?graph=cli_{request.node.name}")
+def cli(graph, monkeypatch):
+    """Run fieldgraph against the test's empty graph, on either backend."""
+    monkeypatch.setenv("FIELDGRAPH_GRAPH", graph.uri)
     runner = CliRunner()
 
     def run(*args: str, code: int = 0):

@@ -1,15 +1,20 @@
-"""The embedded FalkorDB: start, reuse, stop cleanly, and data that survives a restart."""
+"""The embedded FalkorDB: start, reuse, stop cleanly, data that survives a restart (from a snapshot and a
+short tail), and waiting for a server that is still loading."""
 
 from __future__ import annotations
 
+import os
+import re
+import signal
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, embedded, open_store
 
-from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, open_store
-
-from .conftest import ds, ingest, schema_event
+from .conftest import ds, dump, ingest, lineage_event, schema_event, sf
 
 pytestmark = pytest.mark.integration
 
@@ -45,3 +50,181 @@ def test_clear_errors_for_bad_data_folders() -> None:
     # credentials in the URI are not echoed back
     with pytest.raises(GraphError, match=r"cannot reach Neo4j at bolt://127\.0\.0\.1:1:"):
         open_store("bolt://user:secret@127.0.0.1:1?database=lineage")
+
+
+# --- persistence: a restart loads a snapshot and a short tail ---
+
+
+def _aof(data: Path) -> tuple[Path, list[Path]]:
+    """The base file and the tail (incr) files, as the AOF manifest lists them."""
+    folder = data / "appendonlydir"
+    files: dict[str, list[Path]] = {"b": [], "i": []}
+    for line in (folder / "appendonly.aof.manifest").read_text().splitlines():
+        words = line.split()
+        files[words[words.index("type") + 1]].append(folder / words[words.index("file") + 1])
+    (base,) = files["b"]
+    return base, files["i"]
+
+
+def _tail_bytes(data: Path) -> bytes:
+    return b"".join(f.read_bytes() for f in _aof(data)[1])
+
+
+def _lineage(g: LineageGraph) -> None:
+    a, b = ds("db.a"), ds("db.b")
+    ingest(g, schema_event(a, ["x", "y"], 1), schema_event(b, ["x", "y"], 2),
+           lineage_event(b, [(sf(b, "x"), [sf(a, "x")]), (sf(b, "y"), [sf(a, "x"), sf(a, "y")])], 3))
+
+
+def _info(server: EmbeddedServer) -> dict:
+    c = server._client(10.0)
+    try:
+        return c.info("persistence")
+    finally:
+        c.close()
+
+
+def _wait_for(cond, what: str, limit: float = 60.0) -> None:
+    deadline = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < deadline, f"gave up waiting for {what}"
+        time.sleep(0.02)
+
+
+def _kill(server: EmbeddedServer) -> None:
+    """SIGKILL, once the AOF buffer is written out (a killed process loses nothing the kernel has)."""
+    _wait_for(lambda: _info(server)["aof_buffer_length"] == 0, "the AOF buffer to be written")
+    assert server.process is not None
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+    server.process = None
+
+
+def _resp(*args: str) -> bytes:
+    out = [f"*{len(args)}\r\n".encode()]
+    for a in args:
+        out.append(f"${len(a.encode())}\r\n{a}\r\n".encode())
+    return b"".join(out)
+
+
+def test_a_clean_stop_leaves_a_snapshot_that_the_restart_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "REWRITE_MIN_TAIL", 0)  # rewrite even this small graph's tail
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        with LineageGraph.open(f"embedded:{data}") as g:
+            _lineage(g)
+            before = dump(g)
+        base, incr = _aof(data)
+        assert base.name.endswith(".base.rdb") and base.read_bytes().startswith(b"REDIS")  # an RDB snapshot
+        assert all(f.stat().st_size == 0 for f in incr)  # and no tail to replay
+
+        with LineageGraph.open(f"embedded:{data}") as g:
+            assert g.store.server.started_here
+            assert dump(g) == before
+        restart = (data / "server.log").read_text().rsplit("Redis is starting", 1)[1]
+        assert re.search(rf"DB loaded from base file {re.escape(base.name)}", restart)
+        assert re.search(r"Done loading RDB, keys loaded: [1-9]", restart)  # the graph came from the snapshot
+
+
+def test_after_a_crash_the_tail_replays_as_effects() -> None:
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        server = EmbeddedServer(data).start()
+        try:
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert not g.store.server.started_here
+                _lineage(g)
+                before = dump(g)
+            _kill(server)
+        finally:
+            server.stop()
+        tail = _tail_bytes(data)
+        # the writes are logged as their effects, not as Cypher to re-run (MERGE without its index, at load)
+        assert b"GRAPH.EFFECT" in tail and b"UNWIND" not in tail
+
+        with LineageGraph.open(f"embedded:{data}") as g:
+            assert g.store.server.started_here
+            assert dump(g) == before
+
+
+def test_a_cypher_aof_of_an_older_fieldgraph_opens_and_is_rewritten(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "REWRITE_MIN_TAIL", 0)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        server = EmbeddedServer(data).start()
+        try:
+            # as FalkorDB logs quick statements by default, and older fieldgraph versions let it
+            server._client().execute_command("GRAPH.CONFIG", "SET", "EFFECTS_THRESHOLD", 2**31)
+            with LineageGraph.open(f"falkordb+unix://{server.socket}?graph=fieldgraph") as g:
+                _lineage(g)
+                before = dump(g)
+            _kill(server)
+        finally:
+            server.stop()
+        assert b"UNWIND" in _tail_bytes(data)
+
+        server = EmbeddedServer(data).start()  # replays the Cypher once, then rewrites it into a snapshot
+        try:
+            _wait_for(lambda: not _info(server)["aof_rewrite_in_progress"], "the AOF rewrite")
+            assert _info(server)["aof_last_bgrewrite_status"] == "ok"
+            base, _ = _aof(data)
+            assert base.read_bytes().startswith(b"REDIS") and b"UNWIND" not in _tail_bytes(data)
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert dump(g) == before
+        finally:
+            server.stop()
+
+
+def test_start_waits_for_a_loading_server_and_a_second_opener_joins_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "REPORT_EVERY", 0.2)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        EmbeddedServer(data).start().stop()
+        # a tail whose replay keeps the server busy for seconds: one expensive Cypher statement
+        slow = "UNWIND range(1, 20000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
+        with open(_aof(data)[1][-1], "ab") as f:
+            f.write(_resp("GRAPH.QUERY", "g", slow))
+
+        first, second = EmbeddedServer(data), EmbeddedServer(data)
+        reports: list[embedded.LoadProgress] = []
+        errors: list[Exception] = []
+
+        def start_first() -> None:
+            try:
+                first.start(timeout=5, progress=reports.append)
+            except Exception as exc:
+                errors.append(exc)
+
+        thread = threading.Thread(target=start_first)
+        thread.start()
+        try:
+            _wait_for(lambda: first.process is not None and first.socket.exists() or not thread.is_alive(),
+                      "the first server's socket")
+            assert second._probe()[0] in ("loading", "busy")  # it is still loading
+            second.start(timeout=0.5)  # waits for it: neither a second server, nor giving up on this one
+            assert not second.started_here
+            thread.join()
+            assert not errors and first.started_here
+            assert second._pid() == first.process.pid  # one server
+            assert reports and str(reports[0]).startswith(f"loading the embedded graph in {data}: ")
+            rows = first._client().execute_command("GRAPH.RO_QUERY", "g", "MATCH (n:Slow) RETURN count(n)")
+            assert rows[1] == [[1]]
+        finally:
+            thread.join()
+            first.stop()
+        assert not first.running()
+
+
+def test_start_gives_up_on_a_server_that_neither_answers_nor_progresses() -> None:
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        server = EmbeddedServer(Path(tmp) / "d").start()
+        assert server.process is not None
+        os.kill(server.process.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(GraphError, match="neither answered nor made progress for 1s"):
+                EmbeddedServer(Path(tmp) / "d").start(timeout=1)
+            assert server.process.poll() is None  # not the other opener's to kill
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+            server.stop()
+        assert not server.running()

@@ -85,8 +85,8 @@ def test_indirect_edges_carry_tags_only_when_asked(graph) -> None:
         "user_id", "email", "email_sha", "signup_day"}
 
 
-def test_cli_tag_tags_tagged_and_lineage_summary(falkordb_server, monkeypatch, request) -> None:
-    monkeypatch.setenv("FIELDGRAPH_GRAPH", f"falkordb+unix://{falkordb_server.socket}?graph=cli_{request.node.name}")
+def test_cli_tag_tags_tagged_and_lineage_summary(graph, monkeypatch) -> None:
+    monkeypatch.setenv("FIELDGRAPH_GRAPH", graph.uri)
     runner = CliRunner()
 
     def run(*args, code=0):
