@@ -46,6 +46,9 @@ def test_ingest_lineage_impact_stats_query(cli, tmp_path) -> None:
     table = cli("lineage", "upstream", REPORT_TOTAL).stdout
     assert "8 edges" in table and "BLACKBOX" in table and "Identity" in table
 
+    kafka_price = sf(ds("demo.orders", "kafka"), "/items/price")
+    down = json.loads(cli("lineage", "downstream", kafka_price, "--json").stdout)
+    assert down["hops"][-1]["urn"].endswith("total_revenue)") and down["partial"] is False
     imp = json.loads(cli("impact", ds("demo.orders", "kafka"), "--json").stdout)
     assert len(imp["datasets"]) == 3
     stats = json.loads(cli("stats", "--json").stdout)
@@ -82,3 +85,13 @@ def test_clear_errors(cli, tmp_path) -> None:
     assert "refused the statement" in res.stderr
     res = cli("query", "RETURN 1", "-p", "novalue", code=2)
     assert "expected name=value" in res.stderr
+
+
+def test_neo4j_credentials_are_checked_and_never_echoed(neo4j_server) -> None:
+    wrong = f"bolt://neo4j:not-the-password@127.0.0.1:{neo4j_server.bolt_port}"
+    res = CliRunner().invoke(app, ["stats", "--graph", wrong])
+    assert res.exit_code == 2
+    assert "cannot reach Neo4j at bolt://127.0.0.1" in res.stderr and "Unauthorized" in res.stderr
+    assert "not-the-password" not in res.output + res.stderr
+    ok = CliRunner().invoke(app, ["stats", "--graph", neo4j_server.uri, "--json"])
+    assert ok.exit_code == 0 and "datasets" in json.loads(ok.stdout)
