@@ -317,7 +317,7 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
         q = parse_qs(parts.query)
         clean = uri.split("?", 1)[0]
         if parts.username:
-            clean = clean.replace(parts.netloc, parts.hostname + (f":{parts.port}" if parts.port else ""))
+            clean = clean.replace(parts.netloc, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""))
         store = Neo4jStore(clean, user=unquote(parts.username) if parts.username else None,
                            password=unquote(parts.password) if parts.password else None,
                            database=q.get("database", [None])[0], batch_size=batch_size)

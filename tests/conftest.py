@@ -27,6 +27,9 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
+# the Kafka fixtures (a real Apache Kafka per session, the reference graph) for every test module
+pytest_plugins = ("tests.kafka_fixtures",)
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "events"
 _names = itertools.count()
 

@@ -339,8 +339,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.service == "fetch":
         for service in ("neo4j", "kafka"):
             t0 = time.monotonic()
-            n = len(classpath(service).split(os.pathsep))
-            print(f"{service}: {n} jars resolved in {time.monotonic() - t0:.1f}s", flush=True)
+            try:
+                jars = classpath(service).split(os.pathsep)
+            except ServiceError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            print(f"{service}: {len(jars)} jars resolved in {time.monotonic() - t0:.1f}s", flush=True)
         return 0
     server: JavaServer
     if args.service == "neo4j":

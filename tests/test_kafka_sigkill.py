@@ -12,9 +12,7 @@ import time
 import pytest
 
 from .conftest import dump, ds, lineage_event, schema_event, sf
-from .kafka_fixtures import (  # noqa: F401 - fixtures
-    FAST_GROUP, broker, duplicates, reference_graph, wait_committed, wait_for,
-)
+from .kafka_fixtures import FAST_GROUP, duplicates, wait_committed, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -71,7 +69,7 @@ def test_sigkill_mid_stream_then_restart_loses_and_doubles_nothing(broker, graph
         assert killed_at < N_EVENTS
 
         p = _start(broker, topic, group, uri)
-        wait_committed(broker, group, topic, N_EVENTS, 300)
+        wait_committed(broker, group, topic, N_EVENTS, 600)
         p.send_signal(signal.SIGTERM)  # clean stop: finish the batch, commit, leave the group
         _, stderr = p.communicate(timeout=60)
         assert p.returncode == 0, stderr[-2000:]

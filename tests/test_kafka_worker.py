@@ -13,10 +13,7 @@ from typer.testing import CliRunner
 from fieldgraph.ingest.cli import app
 
 from .conftest import EXAMPLES, dump, ds, lineage_event, mcp, schema_event, sf
-from .kafka_fixtures import (  # noqa: F401 - fixtures
-    ThreadWorker, broker, duplicates, ingest_files, reference_graph, wait_committed, wait_for,
-    worker_config,
-)
+from .kafka_fixtures import ThreadWorker, duplicates, ingest_files, wait_committed, wait_for, worker_config
 
 pytestmark = pytest.mark.integration
 
