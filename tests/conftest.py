@@ -113,6 +113,19 @@ def fresh_graph(graph_factory: Graphs) -> Any:
     return graph_factory.new
 
 
+def example_changes() -> list[Any]:
+    """The typed changes of ``examples/events``, in file order (none of them rejected)."""
+    from fieldgraph.ingest.replay import decode, event_files, read_events
+
+    out = []
+    for f in event_files([EXAMPLES]):
+        for raw in read_events(f):
+            changes, rejected = decode(raw)
+            assert rejected is None, rejected
+            out.extend(changes)
+    return out
+
+
 def dump(g: Any) -> dict[str, Any]:
     """The whole graph as sorted plain data, for comparing two graphs."""
     nodes = g.query("MATCH (n) RETURN labels(n) AS labels, properties(n) AS props")

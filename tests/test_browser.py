@@ -15,9 +15,8 @@ import pytest
 from fieldgraph.graph import LineageGraph
 from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
-from fieldgraph.ingest.replay import decode, event_files, read_events
 
-from .conftest import EXAMPLES, ds
+from .conftest import ds, example_changes
 
 pytestmark = pytest.mark.integration
 
@@ -27,16 +26,6 @@ KAFKA, FACT = ds("demo.orders", "kafka"), ds("/demo/fact_orders", "hdfs")
 DAILY, REPORT = ds("analytics.public.orders_daily", "snowflake"), ds("sales.revenue_report", "tableau")
 REPORT_TOTAL = field_urn(REPORT, "total_revenue")
 KAFKA_PRICE = field_urn(KAFKA, "[version=2.0].[type=Order].[type=array].[type=Item].items.[type=bytes].price")
-
-
-def example_changes() -> list:
-    out = []
-    for f in event_files([EXAMPLES]):
-        for raw in read_events(f):
-            changes, rejected = decode(raw)
-            assert rejected is None, rejected
-            out.extend(changes)
-    return out
 
 
 def urns(path: dict) -> list[str]:

@@ -9,9 +9,8 @@ import pytest
 from fieldgraph.graph import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
-from fieldgraph.ingest.replay import decode, event_files, read_events
 
-from .conftest import EXAMPLES, dump, ds, ingest, lineage_event, mcp, schema_event, sf
+from .conftest import dump, ds, example_changes, ingest, lineage_event, mcp, schema_event, sf
 
 pytestmark = pytest.mark.integration
 
@@ -19,16 +18,6 @@ A, B, C = ds("db.a"), ds("db.b"), ds("db.c")
 REPORT_TOTAL = sf(ds("sales.revenue_report", "tableau"), "total_revenue")
 KAFKA = ds("demo.orders", "kafka")
 FACT = ds("/demo/fact_orders", "hdfs")
-
-
-def example_changes():
-    out = []
-    for f in event_files([EXAMPLES]):
-        for raw in read_events(f):
-            cs, rej = decode(raw)
-            assert rej is None, rej
-            out.extend(cs)
-    return out
 
 
 def edges(g):
