@@ -248,6 +248,9 @@ class Neo4jStore(GraphStore):
             raise GraphError(f"{self.describe()}: {exc.code}: {exc.message}") from None
         except neo4j.exceptions.DriverError as exc:
             raise GraphError(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+        except (OverflowError, UnicodeEncodeError, ValueError, TypeError) as exc:  # packing the parameters
+            raise GraphError(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
+                             f"  {cypher.splitlines()[0][:120]}") from None
 
     def ensure_schema(self) -> None:
         for stmt in cy.statements("schema_neo4j"):  # CREATE ... IF NOT EXISTS: idempotent

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from fieldgraph.graph import AmbiguousReferenceError, NotFoundError, QueryTimeout
+from fieldgraph.graph import AmbiguousReferenceError, GraphError, NotFoundError, QueryTimeout
 from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
 
@@ -169,6 +169,12 @@ def test_a_statement_over_its_time_budget_is_stopped_by_the_server(graph) -> Non
     with pytest.raises(QueryTimeout, match="time budget of 50 ms"):
         graph.store.run(slow, timeout_ms=50)
     assert graph.store.run("RETURN 1 AS one", timeout_ms=5000) == [{"one": 1}]
+
+
+def test_a_parameter_the_store_cannot_take_is_a_clear_error(graph) -> None:
+    with pytest.raises(GraphError, match="surrogates not allowed"):
+        graph.store.run("RETURN $v AS v", {"v": "\ud800"})
+    assert graph.store.run("RETURN $v AS v", {"v": "ok"}) == [{"v": "ok"}]
 
 
 def test_user_named_fields(graph) -> None:
