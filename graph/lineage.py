@@ -185,41 +185,47 @@ class LineageGraph:
         seen = set(starts) | set(dataset_starts)
         frontier = list(starts)
         deadline = time.monotonic() + time_budget_s
-        level = 0
-        extra = list(dataset_starts)
-        while (frontier or extra) and level < cap:
-            level += 1
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if remaining_ms <= 0:
-                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
-                return res
-            try:
-                rows = self.store.run(step, {"frontier": frontier}, timeout_ms=remaining_ms) if frontier else []
-                if extra:
-                    rows += self.store.run(cy.statement("dataset_downstream_step"), {"frontier": extra},
-                                           timeout_ms=remaining_ms)
-                    extra = []
-            except QueryTimeout:
-                res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
-                return res
-            nxt: list[str] = []
-            for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                edge = r.get("edge") or {}
-                if keep is not None and not keep(edge):
-                    continue
-                res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
-                                    bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
-                if r["urn"] not in seen:
-                    seen.add(r["urn"])
-                    nxt.append(r["urn"])
-            frontier = nxt
-        if frontier and keep is None:
-            # is there anything beyond the cap? (a filtered walk would have to filter the answer too)
-            more = self.store.run(step, {"frontier": frontier[:1000]})
-            if more:
-                res.partial = True
-                res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
-        return res
+        # one read transaction for every step where the store has them (Neo4j), timed out with the budget
+        with self.store.reading(timeout_ms=max(1, int(time_budget_s * 1000))):
+            level = 0
+            extra = list(dataset_starts)
+            while (frontier or extra) and level < cap:
+                level += 1
+                remaining_ms = int((deadline - time.monotonic()) * 1000)
+                if remaining_ms <= 0:
+                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
+                    return res
+                try:
+                    rows = self.store.run(step, {"frontier": frontier}, timeout_ms=remaining_ms) if frontier else []
+                    if extra:
+                        rows += self.store.run(cy.statement("dataset_downstream_step"), {"frontier": extra},
+                                               timeout_ms=remaining_ms)
+                        extra = []
+                except QueryTimeout:
+                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
+                    return res
+                nxt: list[str] = []
+                for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
+                    edge = r.get("edge") or {}
+                    if keep is not None and not keep(edge):
+                        continue
+                    res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
+                                        bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
+                    if r["urn"] not in seen:
+                        seen.add(r["urn"])
+                        nxt.append(r["urn"])
+                frontier = nxt
+            if frontier and keep is None:
+                # is there anything beyond the cap? (a filtered walk would have to filter the answer too)
+                try:
+                    more = self.store.run(step, {"frontier": frontier[:1000]})
+                except QueryTimeout:
+                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {cap}"
+                    return res
+                if more:
+                    res.partial = True
+                    res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
+            return res
 
     def upstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
                  ) -> LineageResult:

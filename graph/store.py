@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import cypher as cy
@@ -48,6 +49,12 @@ class GraphStore(ABC):
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         """Compact dataset state rows for the planner (see ``cypher/read_state.cypher``)."""
         return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]
+
+    @contextmanager
+    def reading(self, timeout_ms: int | None = None) -> Iterator[None]:
+        """Reads that belong together (a walk's steps); a store may run them in one read transaction.
+        Here: each on its own."""
+        yield
 
     @abstractmethod
     def ensure_schema(self) -> None:
@@ -206,6 +213,7 @@ class Neo4jStore(GraphStore):
         except ImportError:
             raise GraphError("the Neo4j backend needs the neo4j package (pip install neo4j)") from None
         self._neo4j = neo4j
+        self._read_tx: Any = None  # inside reading()
         self.uri = uri
         self.database = database or os.environ.get("NEO4J_DATABASE") or None
         self.batch_size = batch_size
@@ -232,13 +240,39 @@ class Neo4jStore(GraphStore):
 
         @neo4j.unit_of_work(timeout=timeout_ms / 1000.0 if timeout_ms else None)
         def work(tx: Any) -> list[dict[str, Any]]:
-            result = tx.run(cypher, args)
-            keys = result.keys()
-            return [dict(zip(keys, (_neo4j_plain(v) for v in record.values()))) for record in result]
+            return _neo4j_rows(tx.run(cypher, args))
 
-        try:
+        with self._errors(cypher, timeout_ms):
+            if self._read_tx is not None and not write:
+                return _neo4j_rows(self._read_tx.run(cypher, args))
             with self.driver.session(database=self.database) as session:
                 return session.execute_write(work) if write else session.execute_read(work)
+
+    @contextmanager
+    def reading(self, timeout_ms: int | None = None) -> Iterator[None]:
+        """The reads inside share one read transaction (one commit round trip instead of one per statement),
+        whose timeout is ``timeout_ms``: a walk's steps read one consistent graph within one budget."""
+        if self._read_tx is not None:
+            yield
+            return
+        with self._errors("BEGIN", timeout_ms), self.driver.session(
+                database=self.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
+            self._read_tx = session.begin_transaction(timeout=timeout_ms / 1000.0 if timeout_ms else None)
+            try:
+                yield
+            finally:
+                tx, self._read_tx = self._read_tx, None
+                try:
+                    tx.close()  # a read: nothing to commit
+                except self._neo4j.exceptions.Neo4jError:
+                    pass  # e.g. already ended by its timeout
+
+    @contextmanager
+    def _errors(self, cypher: str, timeout_ms: int | None) -> Iterator[None]:
+        """The driver's errors as fieldgraph's: QueryTimeout for Neo4j's timeout codes, else GraphError."""
+        neo4j = self._neo4j
+        try:
+            yield
         except neo4j.exceptions.Neo4jError as exc:
             if "TransactionTimedOut" in (exc.code or ""):
                 raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
@@ -266,6 +300,12 @@ class Neo4jStore(GraphStore):
 
     def close(self) -> None:
         self.driver.close()
+
+
+def _neo4j_rows(result: Any) -> list[dict[str, Any]]:
+    """A result's records as dicts of plain values, read while its transaction is open."""
+    keys = result.keys()
+    return [dict(zip(keys, (_neo4j_plain(v) for v in record.values()))) for record in result]
 
 
 def _neo4j_plain(v: Any) -> Any:

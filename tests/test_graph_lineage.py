@@ -168,6 +168,9 @@ def test_a_statement_over_its_time_budget_is_stopped_by_the_server(graph) -> Non
     slow = "UNWIND range(1, 5000000) AS x WITH x WHERE x % 7 = 0 RETURN count(x) AS n"
     with pytest.raises(QueryTimeout, match="time budget of 50 ms"):
         graph.store.run(slow, timeout_ms=50)
+    with pytest.raises(QueryTimeout), graph.store.reading(timeout_ms=50):  # a walk's shared read transaction
+        graph.store.run("RETURN 1 AS one", timeout_ms=50)
+        graph.store.run(slow, timeout_ms=50)
     assert graph.store.run("RETURN 1 AS one", timeout_ms=5000) == [{"one": 1}]
 
 
