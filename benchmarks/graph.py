@@ -2,14 +2,22 @@
 
     python benchmarks/graph.py                      # 1M-field query graph (takes a few minutes)
     python benchmarks/graph.py --fields 50000 --ingest-fields 20000 --queries 50   # quick
+    python benchmarks/graph.py --graph neo4j        # on a Neo4j started for the run
+    python benchmarks/graph.py --graph both         # embedded FalkorDB, then Neo4j, in one run
 
-Prints one JSON object. In one run, on one embedded FalkorDB (a tmp data folder, stopped at the end):
+``--graph`` (see ``benchmarks/backends.py``): ``embedded`` (default: an embedded FalkorDB in a tmp data
+folder, stopped at the end), ``neo4j`` (a Neo4j 5.26 Community from ``tests/services.py`` in a tmp folder,
+stopped at the end), ``both`` (the two, one after the other), or the URI of a running server
+(``bolt://user:pass@host:7687``, ``falkordb://host:6379``; the benchmark clears what it writes to).
+Every phase runs on an empty graph through the same store interface, on either backend.
+
+Prints one JSON object (with ``both``: one per backend under ``backends``, and ``sideBySide``):
 
 - ``ingest``: fieldgraph's pipeline (read state, plan, apply) writing schema and lineage aspect
-  changes, as field upserts/s and edges/s, next to the raw store rate: the very same
-  ``UNWIND $rows ... MERGE`` statements and rows replayed on a fresh graph with nothing else
-  (no state read, no planning); ``ratio`` = pipeline / raw (target >= 0.7). ``fromJson`` adds
-  decoding the JSON events (pydantic) to the pipeline.
+  changes, as field upserts/s and edges/s, next to the raw store rate of that backend: the very same
+  ``UNWIND $rows ... MERGE`` statements and rows replayed on an empty graph with nothing else
+  (no state read, no planning); ``ratio`` = pipeline / raw (target >= 0.7), from alternating rounds
+  after one small untimed round. ``fromJson`` adds decoding the JSON events (pydantic) to the pipeline.
 - ``query``: ``LineageGraph.upstream(field, depth=10)`` latency on a graph of ``--fields`` fields
   (chains of datasets, each field derived from two fields of the dataset before), p50/p95 in ms
   (target p50 < 50 ms); and the same walk as one variable-length Cypher statement (``upstream.cypher``).
@@ -22,20 +30,14 @@ import json
 import random
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
+from backends import Backend, add_arguments, backend, ds, machine, record_ingest, replay, specs, write_datasets
 
-from fieldgraph.graph import EmbeddedServer, FalkorStore, LineageGraph
+from fieldgraph.graph import GraphStore, LineageGraph
 from fieldgraph.graph import cypher as cy
-from fieldgraph.graph.lineage import gc_paused
 from fieldgraph.ingest.events import decode_event
 from fieldgraph.ingest.plan import field_urn
-
-
-def ds(i: int) -> str:
-    return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
 
 
 def col(j: int) -> dict:
@@ -62,32 +64,8 @@ def lineage_event(i: int, width: int) -> dict:
             "systemMetadata": {"lastObserved": 5000 + i}}
 
 
-def new_store(server: EmbeddedServer, name: str, batch: int) -> FalkorStore:
-    s = FalkorStore(graph=name, unix_socket=str(server.socket), batch_size=batch)
-    s.clear()
-    s.ensure_schema()
-    return s
-
-
-def _pipeline(g: LineageGraph, changes: list, batch_events: int, plans: list) -> float:
-    """``LineageGraph.ingest`` (read state, plan, apply; the next batch planned while one is written),
-    keeping the plans it applies so the raw store can be fed the very same rows."""
-    apply = LineageGraph.apply
-
-    def recording(plan) -> None:
-        plans.append(plan)
-        apply(g, plan)
-
-    g.apply = recording  # type: ignore[method-assign]
-    t = time.perf_counter()
-    g.ingest(changes, batch_events=batch_events)
-    elapsed = time.perf_counter() - t
-    del g.apply
-    return elapsed
-
-
-def bench_ingest(server: EmbeddedServer, n_fields: int, width: int, batch: int, batch_events: int,
-                 rounds: int) -> dict:
+def bench_ingest(b: Backend, n_fields: int, width: int, batch: int, batch_events: int, rounds: int,
+                 warmup_fields: int) -> dict:
     n_ds = max(2, n_fields // width)
     schema_json = [schema_event(i, width) for i in range(n_ds)]
     lineage_json = [lineage_event(i, width) for i in range(1, n_ds)]
@@ -100,46 +78,47 @@ def bench_ingest(server: EmbeddedServer, n_fields: int, width: int, batch: int, 
     lineage_changes = [c for e in lineage_json for c in decode_event(e)]
     decode_s = time.perf_counter() - t
 
-    def pipeline_round() -> tuple[float, float, list, list, dict]:
+    def pipeline_round(schema: list, lineage: list, fields: int, edges: int) -> tuple[float, float, list, list, dict]:
         """fieldgraph: decoded aspect changes -> read state, plan, apply."""
-        g = LineageGraph(new_store(server, "bench_fg", batch))
-        schema_plans: list = []
-        lineage_plans: list = []
-        fields_s = _pipeline(g, schema_changes, batch_events, schema_plans)
-        edges_s = _pipeline(g, lineage_changes, batch_events, lineage_plans)
+        g = LineageGraph(b.fresh("bench_fg", batch))
+        fields_s, schema_plans = record_ingest(g, schema, batch_events)
+        edges_s, lineage_plans = record_ingest(g, lineage, batch_events)
         st = g.stats()
-        assert st["fields"] == n_fields and st["dataDerivedFromEdges"] == n_edges, st
+        assert st["fields"] == fields and st["dataDerivedFromEdges"] == edges, st
         g.store.clear()
         g.close()
         return fields_s, edges_s, schema_plans, lineage_plans, st
 
     def raw_round(schema_plans: list, lineage_plans: list, st: dict) -> tuple[float, float]:
-        """The raw store: the very same UNWIND statements and rows, sent as they are."""
-        raw = LineageGraph(new_store(server, "bench_raw", batch))
-
-        def apply_all(plans: list) -> float:
-            with gc_paused():  # the same GC setting as LineageGraph.ingest
-                t = time.perf_counter()
-                for p in plans:
-                    raw.apply(p)
-                return time.perf_counter() - t
-
-        fields_s, edges_s = apply_all(schema_plans), apply_all(lineage_plans)
+        """The raw store: the very same UNWIND statements and rows, sent as they are, on an empty graph."""
+        raw = LineageGraph(b.fresh("bench_raw", batch))
+        fields_s, edges_s = replay(raw, schema_plans), replay(raw, lineage_plans)
         assert raw.stats() == st
         raw.store.clear()
         raw.close()
         return fields_s, edges_s
 
+    # one small untimed round first: Neo4j plans each statement once and its JIT warms up; neither should
+    # count against whichever side happens to run first
+    w_ds = min(n_ds, max(2, warmup_fields // width)) if warmup_fields else 0
+    if w_ds:
+        *_, sp, lp, st = pipeline_round([c for e in schema_json[:w_ds] for c in decode_event(e)],
+                                        [c for e in lineage_json[:w_ds - 1] for c in decode_event(e)],
+                                        w_ds * width, (w_ds - 1) * width)
+        raw_round(sp, lp, st)
+
     # alternate the two, several rounds: the machine is shared, so compare medians
     fg, rw = [], []
-    for _ in range(rounds):
-        fields_s, edges_s, sp, lp, st = pipeline_round()
+    for r in range(rounds):
+        fields_s, edges_s, sp, lp, st = pipeline_round(schema_changes, lineage_changes, n_fields, n_edges)
         fg.append((fields_s, edges_s))
         rw.append(raw_round(sp, lp, st))
+        print(f"{b.label}: ingest round {r + 1}/{rounds}: fieldgraph {fields_s:.2f}s + {edges_s:.2f}s, "
+              f"raw {rw[-1][0]:.2f}s + {rw[-1][1]:.2f}s", file=sys.stderr, flush=True)
     fg_fields_s, fg_edges_s = (statistics.median(x[k] for x in fg) for k in (0, 1))
     raw_fields_s, raw_edges_s = (statistics.median(x[k] for x in rw) for k in (0, 1))
 
-    g = LineageGraph(new_store(server, "bench_replay", batch))  # replaying everything changes nothing
+    g = LineageGraph(b.fresh("bench_replay", batch))  # replaying everything changes nothing
     g.ingest(schema_changes + lineage_changes, batch_events=batch_events)
     st = g.stats()
     t = time.perf_counter()
@@ -151,7 +130,7 @@ def bench_ingest(server: EmbeddedServer, n_fields: int, width: int, batch: int, 
 
     return {
         "datasets": n_ds, "fields": n_fields, "edges": n_edges, "rowsPerBatch": batch, "eventsPerBatch": batch_events,
-        "rounds": rounds,
+        "rounds": rounds, "warmupFields": w_ds * width,
         "raw": {"fieldUpsertsPerS": round(n_fields / raw_fields_s), "edgesPerS": round(n_edges / raw_edges_s)},
         "fieldgraph": {"fieldUpsertsPerS": round(n_fields / fg_fields_s), "edgesPerS": round(n_edges / fg_edges_s),
                        "replayEventsPerS": round(n_events / replay_s)},
@@ -164,34 +143,33 @@ def bench_ingest(server: EmbeddedServer, n_fields: int, width: int, batch: int, 
     }
 
 
-def build_query_graph(store: FalkorStore, n_fields: int, width: int, chain: int, batch: int) -> tuple[int, float]:
+def build_query_graph(store: GraphStore, n_fields: int, width: int, chain: int, batch: int,
+                      budget_s: float | None = None) -> tuple[int, float]:
     """Chains of ``chain`` datasets of ``width`` fields; field j of a dataset derives from fields j and j+1
-    of the dataset before it. Built with large raw UNWIND batches."""
+    of the dataset before it. Built with large raw UNWIND batches, in dataset order: with ``budget_s``,
+    the build stops after the batch that goes over it (the queries then start in the complete chains).
+    The fields built and the seconds taken."""
     n_ds = n_fields // width
     t = time.perf_counter()
+    hi = 0
     for lo in range(0, n_ds, max(1, batch // width)):
+        if budget_s is not None and time.perf_counter() - t > budget_s:
+            print(f"\nbuild budget of {budget_s:g}s reached", end="", file=sys.stderr)
+            break
         hi = min(n_ds, lo + max(1, batch // width))
-        store.run_rows(cy.statement("upsert_datasets"), [
-            {"urn": ds(i), "props": {"platform": "hive", "name": f"bench.t{i}", "env": "PROD", "placeholder": False,
-                                     "schemaVersion": 0, "schemaTs": 1}} for i in range(lo, hi)], batch)
-        store.run_rows(cy.statement("upsert_fields"), [
-            {"datasetUrn": ds(i), "urn": field_urn(ds(i), f"c{j}"),
-             "props": {"datasetUrn": ds(i), "fieldPath": f"c{j}", "simplePath": f"c{j}", "type": "StringType",
-                       "placeholder": False, "removed": False, "schemaVersion": 0, "schemaTs": 1}}
-            for i in range(lo, hi) for j in range(width)], batch)
-        store.run_rows(cy.statement("merge_field_edges"), [
-            {"down": field_urn(ds(i), f"c{j}"), "up": field_urn(ds(i - 1), f"c{k}"), "source": "upstreamLineage",
-             "props": {"source": "upstreamLineage", "transformation": "IDENTITY", "createdAt": 1}}
-            for i in range(lo, hi) if i % chain for j in range(width) for k in {j, min(j + 1, width - 1)}], batch)
-        print(f"\rbuilding query graph: {hi * width}/{n_ds * width} fields", end="", file=sys.stderr, flush=True)
+        write_datasets(store, lo, hi, width, chain, batch)
+        print(f"\rbuilding query graph: {hi * width}/{n_ds * width} fields, {time.perf_counter() - t:.0f}s",
+              end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    return n_ds * width, time.perf_counter() - t
+    return hi * width, time.perf_counter() - t
 
 
-def bench_query(server: EmbeddedServer, n_fields: int, width: int, chain: int, queries: int, batch: int,
-                seed: int, var_queries: int) -> dict:
-    store = new_store(server, "bench_query", batch)
-    built, build_s = build_query_graph(store, n_fields, width, chain, batch)
+def bench_query(b: Backend, n_fields: int, width: int, chain: int, queries: int, batch: int,
+                seed: int, var_queries: int, budget_s: float | None) -> dict:
+    store = b.fresh("bench_query", batch)
+    requested = n_fields
+    built, build_s = build_query_graph(store, n_fields, width, chain, batch, budget_s)
+    n_fields = built
     g = LineageGraph(store)
     st = g.stats()
     rng = random.Random(seed)
@@ -199,7 +177,8 @@ def bench_query(server: EmbeddedServer, n_fields: int, width: int, chain: int, q
     # start at the end of a chain so that depth 10 is fully used
     starts = [field_urn(ds(c * chain + chain - 1), f"c{rng.randrange(width)}")
               for c in (rng.randrange(n_ds // chain) for _ in range(queries))]
-    g.upstream(starts[0], depth=10)  # warm up
+    for c in (rng.randrange(n_ds // chain) for _ in range(min(10, queries))):  # warm up (other starts)
+        g.upstream(field_urn(ds(c * chain + chain - 1), f"c{rng.randrange(width)}"), depth=10)
     api, var, hops = [], [], []
     upstream_stmt = cy.with_depth(cy.statement("upstream"), 10)
     for s in starts:
@@ -212,14 +191,14 @@ def bench_query(server: EmbeddedServer, n_fields: int, width: int, chain: int, q
         t = time.perf_counter()
         g.query(upstream_stmt, {"urn": s})
         var.append((time.perf_counter() - t) * 1000)
-    store.clear()
-    g.close()
+    g.close()  # a server started for the run goes with its data; a running one is cleared at the end
 
     def pct(xs: list[float], p: float) -> float:
         return round(sorted(xs)[min(len(xs) - 1, int(p * len(xs)))], 2)
 
     return {
         "fields": built, "edges": st["dataDerivedFromEdges"], "datasets": st["datasets"],
+        **({"fieldsRequested": requested, "buildBudgetSeconds": budget_s} if built < requested else {}),
         "buildSeconds": round(build_s, 1),
         "buildFieldsPerS": round(built / build_s), "queries": queries, "depth": 10,
         "edgesPerResult": round(statistics.mean(hops), 1),
@@ -227,6 +206,37 @@ def bench_query(server: EmbeddedServer, n_fields: int, width: int, chain: int, q
         "upstreamVarLengthCypherMs": {"queries": len(var), "p50": pct(var, 0.5), "max": round(max(var), 2)}
         if var else None,
     }
+
+
+def run(b: Backend, args: argparse.Namespace) -> dict:
+    out = {**b.info(), "ingest": bench_ingest(b, args.ingest_fields, args.width, args.batch, args.batch_events,
+                                               args.rounds, args.warmup_fields)}
+    print(json.dumps(out["ingest"]), file=sys.stderr)
+    if not args.skip_query:
+        out["query"] = bench_query(b, args.fields, args.width, args.chain, args.queries, args.batch, args.seed,
+                                   args.varlength_queries, args.build_budget)
+        print(json.dumps(out["query"]), file=sys.stderr)
+    return out
+
+
+def side_by_side(results: dict[str, dict]) -> dict:
+    """The targets, per backend: ingest ratio (pipeline / raw, measured in alternating rounds on that backend)
+    and depth-10 upstream latency."""
+    out: dict = {
+        "ingestRatio": {k: r["ingest"]["ratio"] for k, r in results.items()},
+        "fieldUpsertsPerS": {k: {"fieldgraph": r["ingest"]["fieldgraph"]["fieldUpsertsPerS"],
+                                 "raw": r["ingest"]["raw"]["fieldUpsertsPerS"]} for k, r in results.items()},
+        "edgesPerS": {k: {"fieldgraph": r["ingest"]["fieldgraph"]["edgesPerS"], "raw": r["ingest"]["raw"]["edgesPerS"]}
+                      for k, r in results.items()},
+    }
+    if all("query" in r for r in results.values()):
+        out["upstreamDepth10Ms"] = {k: {"fields": r["query"]["fields"], **r["query"]["upstreamApiMs"]}
+                                    for k, r in results.items()}
+    out["targets"] = {"ingestRatioMin": 0.7, "upstreamP50MsMax": 50}
+    out["met"] = {k: {"ingest": min(r["ingest"]["ratio"].values()) >= 0.7,
+                      **({"upstreamP50": r["query"]["upstreamApiMs"]["p50"] < 50} if "query" in r else {})}
+                  for k, r in results.items()}
+    return out
 
 
 def main() -> None:
@@ -242,19 +252,22 @@ def main() -> None:
     ap.add_argument("--batch-events", type=int, default=200, help="events per planned batch")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--rounds", type=int, default=3, help="alternating pipeline/raw ingest rounds (medians)")
+    ap.add_argument("--warmup-fields", type=int, default=5000,
+                    help="fields in one untimed pipeline/raw round before the timed ones (0: none)")
+    ap.add_argument("--build-budget", type=float, default=None, metavar="SECONDS",
+                    help="stop building the query graph after this long and query the part built (reported)")
     ap.add_argument("--skip-query", action="store_true")
+    add_arguments(ap)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="fgbench-") as tmp:
-        server = EmbeddedServer(Path(tmp) / "d").start()
-        try:
-            out = {"backend": "embedded FalkorDB", "ingest": bench_ingest(server, args.ingest_fields, args.width,
-                                                                          args.batch, args.batch_events, args.rounds)}
-            print(json.dumps(out["ingest"]), file=sys.stderr)
-            if not args.skip_query:
-                out["query"] = bench_query(server, args.fields, args.width, args.chain, args.queries, args.batch,
-                                           args.seed, args.varlength_queries)
-        finally:
-            server.stop()
+    results: dict[str, dict] = {}
+    for spec in specs(args.graph):
+        with backend(spec, args) as b:
+            results[b.key] = run(b, args)
+    if len(results) == 1:
+        (out,) = results.values()
+        out["machine"] = machine()
+    else:
+        out = {"machine": machine(), "backends": results, "sideBySide": side_by_side(results)}
     print(json.dumps(out, indent=2))
 
 

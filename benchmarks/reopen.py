@@ -6,8 +6,8 @@
 Prints one JSON object. For each size, on a fresh embedded FalkorDB (a tmp data folder):
 
 - ``build``: datasets of ``--width`` fields, each field with its HasField edge, and field j of each
-  dataset derived from field j of the dataset before (``DataDerivedFrom``; chains of ``--chain``
-  datasets), written with the store's batched ``UNWIND`` statements.
+  dataset derived from fields j and j+1 of the dataset before (``DataDerivedFrom``; chains of ``--chain``
+  datasets), written with the store's batched ``UNWIND`` statements (as ``benchmarks/graph.py`` builds).
 - ``clean``: a clean stop (``EmbeddedServer.stop``: the AOF is rewritten into a snapshot, then
   SHUTDOWN), then a restart timed until the graph answers a query (a count and an indexed lookup).
 - ``crash``: ``--tail`` more fields (with their edges) written after the last rewrite, the server
@@ -30,15 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from backends import ds, write_datasets
+
 from fieldgraph.graph import EmbeddedServer, FalkorStore
-from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
 
 GRAPH = "reopen"
-
-
-def ds(i: int) -> str:
-    return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
 
 
 def write(store: FalkorStore, lo_ds: int, hi_ds: int, width: int, chain: int, batch: int) -> None:
@@ -46,18 +43,7 @@ def write(store: FalkorStore, lo_ds: int, hi_ds: int, width: int, chain: int, ba
     step = max(1, batch // width)
     for lo in range(lo_ds, hi_ds, step):
         hi = min(hi_ds, lo + step)
-        store.run_rows(cy.statement("upsert_datasets"), [
-            {"urn": ds(i), "props": {"platform": "hive", "name": f"bench.t{i}", "env": "PROD", "placeholder": False,
-                                     "schemaVersion": 0, "schemaTs": 1}} for i in range(lo, hi)], batch)
-        store.run_rows(cy.statement("upsert_fields"), [
-            {"datasetUrn": ds(i), "urn": field_urn(ds(i), f"c{j}"),
-             "props": {"datasetUrn": ds(i), "fieldPath": f"c{j}", "simplePath": f"c{j}", "type": "StringType",
-                       "placeholder": False, "removed": False, "schemaVersion": 0, "schemaTs": 1}}
-            for i in range(lo, hi) for j in range(width)], batch)
-        store.run_rows(cy.statement("merge_field_edges"), [
-            {"down": field_urn(ds(i), f"c{j}"), "up": field_urn(ds(i - 1), f"c{j}"), "source": "upstreamLineage",
-             "props": {"source": "upstreamLineage", "transformation": "IDENTITY", "lastSeen": 1}}
-            for i in range(lo, hi) if i % chain for j in range(width)], batch)
+        write_datasets(store, lo, hi, width, chain, batch)
         print(f"\r  writing datasets {lo_ds}..{hi_ds}: {hi - lo_ds}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
 
