@@ -54,8 +54,9 @@ kafka: services
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/normalize.py
-	$(PY) benchmarks/graph.py
-	$(PY) benchmarks/ingest.py --datasets 1000 --steps 5
+	$(PY) benchmarks/graph.py --graph both
+	$(PY) benchmarks/ingest.py --graph both --datasets 1000 --steps 5
+	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 
 clean:
