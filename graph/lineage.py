@@ -55,7 +55,7 @@ class LineageResult:
 
     def path_to(self, urn: str) -> list[str]:
         """The field URNs from the start to ``urn`` along the walk (first way found)."""
-        parent = {}
+        parent: dict[str, str] = {}
         for h in self.hops:
             parent.setdefault(h.urn, h.from_urn)
         path = [urn]

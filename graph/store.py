@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Iterator, Mapping, Sequence
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -255,17 +255,16 @@ class Neo4jStore(GraphStore):
         if self._read_tx is not None:
             yield
             return
-        with self._errors("BEGIN", timeout_ms), self.driver.session(
-                database=self.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
-            self._read_tx = session.begin_transaction(timeout=timeout_ms / 1000.0 if timeout_ms else None)
+        exceptions = self._neo4j.exceptions
+        with self.driver.session(database=self.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
+            with self._errors("BEGIN", timeout_ms):  # the caller's own errors inside pass through as they are
+                self._read_tx = session.begin_transaction(timeout=timeout_ms / 1000.0 if timeout_ms else None)
             try:
                 yield
             finally:
                 tx, self._read_tx = self._read_tx, None
-                try:
+                with suppress(exceptions.Neo4jError, exceptions.DriverError):  # e.g. ended by its timeout
                     tx.close()  # a read: nothing to commit
-                except self._neo4j.exceptions.Neo4jError:
-                    pass  # e.g. already ended by its timeout
 
     @contextmanager
     def _errors(self, cypher: str, timeout_ms: int | None) -> Iterator[None]:

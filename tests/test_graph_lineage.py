@@ -171,6 +171,9 @@ def test_a_statement_over_its_time_budget_is_stopped_by_the_server(graph) -> Non
     with pytest.raises(QueryTimeout), graph.store.reading(timeout_ms=50):  # a walk's shared read transaction
         graph.store.run("RETURN 1 AS one", timeout_ms=50)
         graph.store.run(slow, timeout_ms=50)
+    with pytest.raises(ZeroDivisionError), graph.store.reading(timeout_ms=5000):  # the caller's own errors
+        assert graph.store.run("RETURN 1 AS one") == [{"one": 1}]
+        _ = 1 / 0
     assert graph.store.run("RETURN 1 AS one", timeout_ms=5000) == [{"one": 1}]
 
 
