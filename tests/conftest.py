@@ -27,7 +27,7 @@ settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-# the Kafka fixtures (a real Apache Kafka per session, the reference graph) for every test module
+# the Kafka fixtures (a real Apache Kafka per session) for every test module
 pytest_plugins = ("tests.kafka_fixtures",)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "events"
@@ -104,6 +104,21 @@ def graph_factory(backend: str, request: pytest.FixtureRequest) -> Iterator[Grap
 def graph(graph_factory: Graphs) -> Any:
     """A LineageGraph on an empty graph of the test's backend (``graph.uri`` names it)."""
     return graph_factory.new()
+
+
+@pytest.fixture
+def falkordb_graphs(request: pytest.FixtureRequest) -> Iterator[Graphs]:
+    """Empty graphs on the session's embedded FalkorDB, whatever the test's backend: references to compare
+    with (a test on Neo4j then also checks that the two backends agree)."""
+    gs = Graphs("falkordb", request)
+    yield gs
+    gs.close()
+
+
+@pytest.fixture
+def reference_graph(falkordb_graphs: Graphs) -> Any:
+    """An empty graph on the embedded FalkorDB, where a test ingests the same events directly to compare."""
+    return falkordb_graphs.new()
 
 
 @pytest.fixture

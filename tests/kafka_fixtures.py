@@ -164,19 +164,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broker]:
     server.stop()
 
 
-@pytest.fixture
-def reference_graph(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """An empty graph on the session's embedded FalkorDB, where a test ingests the same events directly to
-    compare with what the worker wrote (on either backend: the two backends must agree)."""
-    from fieldgraph.graph import FalkorStore, LineageGraph
-
-    store = FalkorStore(graph=f"ref{next(_ids)}_{request.node.name}"[:60], unix_socket=str(falkordb_server.socket))
-    store.ensure_schema()
-    yield LineageGraph(store)
-    store.clear()
-    store.close()
-
-
 def ingest_files(g: Any, paths: list[Any]) -> int:
     """``fieldgraph ingest``'s path: replay the files into ``g``; the number of events read."""
     from fieldgraph.ingest.replay import decode, event_files, read_events

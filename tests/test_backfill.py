@@ -167,10 +167,6 @@ def spark() -> Iterator[Any]:
     s.stop()
 
 
-def unix_uri(server: Any, name: str) -> str:
-    return f"falkordb+unix://{server.socket}?graph={name}"
-
-
 @pytest.fixture
 def target(graph: Any) -> tuple[str, Any]:
     """The graph a backfill writes to, on either backend: (uri, LineageGraph)."""
@@ -178,27 +174,15 @@ def target(graph: Any) -> tuple[str, Any]:
 
 
 @pytest.fixture
-def graphs(falkordb_server: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A factory of empty graphs on the session's FalkorDB: name -> (uri, LineageGraph); cleared afterwards.
-    Where a test compares a backfill with a sequential replay, the replay goes here and the backfill to
-    ``target``: on Neo4j that also checks the two backends agree."""
-    from fieldgraph.graph import LineageGraph, open_store
+def graphs(falkordb_graphs: Any) -> Any:
+    """``graphs()``: (uri, LineageGraph) of another empty graph on the session's FalkorDB. Where a test compares
+    a backfill with a sequential replay, the replay goes here and the backfill to ``target``: on Neo4j that
+    also checks the two backends agree."""
+    def make() -> tuple[str, Any]:
+        g = falkordb_graphs.new()
+        return g.uri, g
 
-    made = []
-
-    def make(suffix: str) -> tuple[str, Any]:
-        name = f"bf_{request.node.name}_{suffix}"[:60]
-        uri = unix_uri(falkordb_server, name)
-        g = LineageGraph(open_store(uri))
-        g.store.clear()
-        g.store.ensure_schema()
-        made.append(g)
-        return uri, g
-
-    yield make
-    for g in made:
-        g.store.clear()
-        g.close()
+    return make
 
 
 def backfill(spark: Any, uri: str, paths: list[Any], **kw: Any) -> Any:
@@ -237,7 +221,7 @@ def test_backfill_equals_sequential_replay(spark, target, graphs, tmp_path, seed
     events, _ = history(seed)
     files = write_history(tmp_path / "events", events)
     uri_b, backfilled = target
-    uri_r, replayed = graphs("replay")
+    uri_r, replayed = graphs()
 
     report = backfill(spark, uri_b, [tmp_path / "events"], rejects=str(tmp_path / "rejects"))
     summary = replay(uri_r, files, tmp_path / "replay-rejects.jsonl")
@@ -272,7 +256,7 @@ def test_examples_match_replay(spark, target, graphs, tmp_path) -> None:
     from .conftest import EXAMPLES
 
     uri_b, backfilled = target
-    uri_r, replayed = graphs("r")
+    uri_r, replayed = graphs()
     backfill(spark, uri_b, [EXAMPLES])
     replay(uri_r, [EXAMPLES], tmp_path / "r.jsonl")
     assert_same(dump(backfilled), dump(replayed))
@@ -312,7 +296,7 @@ def test_avro_parquet_and_json_arrays(spark, graphs, tmp_path) -> None:
 
     events, _ = history(5, n_tables=3)
     half = len(events) // 2
-    uri_r, replayed = graphs("r")
+    uri_r, replayed = graphs()
     files = write_history(tmp_path / "jsonl", events, files=1)
     replay(uri_r, files, tmp_path / "r.jsonl")
     expected = dump(replayed)
@@ -322,7 +306,7 @@ def test_avro_parquet_and_json_arrays(spark, graphs, tmp_path) -> None:
     _avro_file(mixed / "a-000.avro", events[:half], bad_value=True)
     pq.write_table(pa.table({"key": [e["entityUrn"] for e in events[half:]],
                              "value": [json.dumps(e) for e in events[half:]] + []}), mixed / "b-001.parquet")
-    uri_b, backfilled = graphs("b")
+    uri_b, backfilled = graphs()
     report = backfill(spark, uri_b, [mixed], rejects=str(tmp_path / "rej"))
     assert_same(dump(backfilled), expected)
     s = report.to_json()
@@ -333,7 +317,7 @@ def test_avro_parquet_and_json_arrays(spark, graphs, tmp_path) -> None:
     # one JSON array file, format forced
     arr = tmp_path / "dump.txt"
     arr.write_text(json.dumps(events, indent=1))
-    uri_a, arrayed = graphs("a")
+    uri_a, arrayed = graphs()
     backfill(spark, uri_a, [arr], format="json")
     assert_same(dump(arrayed), expected)
 
@@ -342,8 +326,8 @@ def test_since_until_window(spark, graphs, tmp_path) -> None:
     events, _ = history(3, n_tables=3)
     since, until = 2000, 3045
     inside = [e for e in events if since <= e["systemMetadata"]["lastObserved"] < until]
-    uri_b, backfilled = graphs("b")
-    uri_r, replayed = graphs("r")
+    uri_b, backfilled = graphs()
+    uri_r, replayed = graphs()
     write_history(tmp_path / "all", events, files=2)
     replay(uri_r, write_history(tmp_path / "inside", inside, files=1), tmp_path / "r.jsonl")
     report = backfill(spark, uri_b, [tmp_path / "all"], since=since, until=until, rejects=str(tmp_path / "rej"))
