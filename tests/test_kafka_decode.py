@@ -86,11 +86,9 @@ def test_avro_body_that_does_not_match_its_schema(avsc):
 
 
 def test_a_registry_that_is_down_is_not_bad_input():
-    import socket
+    from .services import free_port
 
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # a port nobody listens on
     decoder = ValueDecoder(registry_url=f"http://127.0.0.1:{port}")
     with pytest.raises(RegistryUnavailable):
         decoder.decode(encode_avro(schema_mcp(), MCP_SCHEMA, schema_id=1), topic="MetadataChangeProposal_v1")

@@ -14,6 +14,7 @@ from fieldgraph.ingest.cli import app
 
 from .conftest import EXAMPLES, dump, ds, lineage_event, mcp, schema_event, sf
 from .kafka_fixtures import ThreadWorker, duplicates, ingest_files, wait_committed, wait_for, worker_config
+from .services import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -192,12 +193,9 @@ def test_graph_unavailable_worker_waits_and_catches_up(broker, graph_server, ref
 
 
 def test_prometheus_endpoint_and_cli_worker_config(broker, graph, tmp_path):
-    import socket
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     topic = broker.create_topic(broker.name("metrics"))
     broker.emit(topic, _chain(5, prefix="metrics"))
     cfg = worker_config(broker, [topic], graph.uri, metrics_port=port)
