@@ -317,6 +317,10 @@ class KafkaServer(JavaServer):
             return False
 
 
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.services",
                                  description="Run a real Neo4j or Apache Kafka from Maven Central in the foreground.")
@@ -367,13 +371,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"Apache Kafka is up in {time.monotonic() - t0:.1f}s: --bootstrap-servers {server.bootstrap}",
               flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM stops the server as Ctrl-C does
     try:
         while server.process is not None and server.process.poll() is None:
             time.sleep(0.5)
         print(f"{server.name} exited; see {server.log}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean stop short
+            signal.signal(sig, signal.SIG_IGN)
         print(f"stopping {server.name} ...", flush=True)
         server.stop()
         return 0
