@@ -23,17 +23,19 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.services
 
 from fieldgraph.graph import EmbeddedServer, GraphStore, LineageGraph, open_store  # noqa: E402
 from fieldgraph.graph import cypher as cy  # noqa: E402
-from fieldgraph.ingest.plan import field_urn  # noqa: E402
 from fieldgraph.graph.lineage import gc_paused  # noqa: E402
+from fieldgraph.ingest.plan import field_urn  # noqa: E402
+
 
 def ds(i: int) -> str:
     return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"

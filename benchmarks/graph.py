@@ -136,7 +136,7 @@ def bench_ingest(b: Backend, n_fields: int, width: int, batch: int, batch_events
                        "replayEventsPerS": round(n_events / replay_s)},
         "ratio": {"fieldUpserts": round(raw_fields_s / fg_fields_s, 3), "edges": round(raw_edges_s / fg_edges_s, 3)},
         "ratioPerRound": [{"fieldUpserts": round(r[0] / f[0], 3), "edges": round(r[1] / f[1], 3)}
-                          for f, r in zip(fg, rw)],
+                          for f, r in zip(fg, rw, strict=False)],
         "fromJson": {"decodeEventsPerS": round(n_events / decode_s),
                      "fieldUpsertsPerS": round(n_fields / (fg_fields_s + decode_s * len(schema_json) / n_events)),
                      "edgesPerS": round(n_edges / (fg_edges_s + decode_s * len(lineage_json) / n_events))},

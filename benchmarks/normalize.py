@@ -67,8 +67,8 @@ def main() -> None:
     from fieldgraph.normalizers import normalize
 
     try:
-        from datahub.ingestion.extractor.schema_util import avro_schema_to_mce_fields
         from datahub.emitter.serialization_helper import pre_json_transform
+        from datahub.ingestion.extractor.schema_util import avro_schema_to_mce_fields
     except ImportError:
         sys.exit("acryl-datahub is needed for the comparison: pip install -e '.[test]'")
 

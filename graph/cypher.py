@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 
 _DEPTH = re.compile(r"\*1\.\.10\b")
 
 
-@lru_cache(maxsize=None)
+@cache
 def statements(name: str) -> tuple[str, ...]:
     """The statements of ``cypher/<name>.cypher``: split on ``;``, full-line ``//`` comments dropped."""
     text = resources.files("fieldgraph.cypher").joinpath(f"{name}.cypher").read_text(encoding="utf-8")

@@ -5,13 +5,21 @@ from __future__ import annotations
 import gc
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any
 
 from fieldgraph.ingest.events import AspectChange
 from fieldgraph.ingest.plan import (
-    DatasetState, FieldState, Plan, carries_metadata, datasets_to_read, field_urn, plan_changes, resolve_reference,
+    DatasetState,
+    FieldState,
+    Plan,
+    carries_metadata,
+    datasets_to_read,
+    field_urn,
+    plan_changes,
+    resolve_reference,
 )
 from fieldgraph.normalizers import FieldUrn, UrnError
 from fieldgraph.normalizers.urns import DatasetUrn
@@ -31,8 +39,8 @@ class Hop:
     from_urn: str
     urn: str
     depth: int
-    datasetUrn: Optional[str]
-    fieldPath: Optional[str]
+    datasetUrn: str | None
+    fieldPath: str | None
     edge: dict[str, Any]
     placeholder: bool = False
     removed: bool = False
@@ -50,8 +58,8 @@ class LineageResult:
     direction: str
     hops: list[Hop] = field(default_factory=list)
     partial: bool = False
-    reason: Optional[str] = None  # why partial: depth cap, time budget
-    depth: Optional[int] = None
+    reason: str | None = None  # why partial: depth cap, time budget
+    depth: int | None = None
 
     def path_to(self, urn: str) -> list[str]:
         """The field URNs from the start to ``urn`` along the walk (first way found)."""
@@ -82,13 +90,13 @@ class LineageGraph:
         self.store = store
 
     @classmethod
-    def open(cls, uri: str | None = None, **kw: Any) -> "LineageGraph":
+    def open(cls, uri: str | None = None, **kw: Any) -> LineageGraph:
         return cls(open_store(uri, **kw))
 
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "LineageGraph":
+    def __enter__(self) -> LineageGraph:
         return self
 
     def __exit__(self, *exc: Any) -> None:

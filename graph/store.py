@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import cypher as cy
@@ -70,7 +71,7 @@ class GraphStore(ABC):
     def describe(self) -> str:
         return self.backend
 
-    def __enter__(self) -> "GraphStore":
+    def __enter__(self) -> GraphStore:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -146,7 +147,7 @@ class FalkorStore(GraphStore):
             return []
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
         cols = [c.decode() if isinstance(c, bytes) else c for c in cols]
-        return [dict(zip(cols, (_plain(v) for v in row))) for row in res.result_set]
+        return [dict(zip(cols, (_plain(v) for v in row), strict=False)) for row in res.result_set]
 
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         import json
@@ -304,7 +305,7 @@ class Neo4jStore(GraphStore):
 def _neo4j_rows(result: Any) -> list[dict[str, Any]]:
     """A result's records as dicts of plain values, read while its transaction is open."""
     keys = result.keys()
-    return [dict(zip(keys, (_neo4j_plain(v) for v in record.values()))) for record in result]
+    return [dict(zip(keys, (_neo4j_plain(v) for v in record.values()), strict=False)) for record in result]
 
 
 def _neo4j_plain(v: Any) -> Any:

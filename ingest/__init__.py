@@ -1,3 +1,3 @@
 """fieldgraph.ingest."""
 
-from .emitter import Emitter, EmitError, lineage_mcp, schema_mcp  # noqa: F401  (the producer API)
+from .emitter import EmitError, Emitter, lineage_mcp, schema_mcp  # noqa: F401  (the producer API)

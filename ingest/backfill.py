@@ -41,14 +41,20 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any
 
 from fieldgraph.ingest import events as _events
 from fieldgraph.ingest.events import (
-    DATASET_KEY, LINEAGE_ASPECTS, SCHEMA_METADATA, AspectChange, DatasetUpstreamLineage,
-    SchemaMetadata, UpstreamLineage,
+    DATASET_KEY,
+    LINEAGE_ASPECTS,
+    SCHEMA_METADATA,
+    AspectChange,
+    DatasetUpstreamLineage,
+    SchemaMetadata,
+    UpstreamLineage,
 )
 from fieldgraph.ingest.plan import parse_field_ref
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
@@ -68,7 +74,7 @@ class BackfillError(FieldgraphError):
 # --- options and inputs ---------------------------------------------------------------------------
 
 
-def parse_time(text: Optional[str], option: str = "--since") -> Optional[int]:
+def parse_time(text: str | None, option: str = "--since") -> int | None:
     """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says)."""
     if text is None or text == "":
         return None
@@ -81,7 +87,7 @@ def parse_time(text: Optional[str], option: str = "--since") -> Optional[int]:
         raise BackfillError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
                             "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.timezone.utc)
+        when = when.replace(tzinfo=_dt.UTC)
     return int(when.timestamp() * 1000)
 
 
@@ -89,7 +95,7 @@ def _is_uri(p: str) -> bool:
     return "://" in p and not p.startswith("file://")
 
 
-def list_inputs(paths: Sequence[str], fmt: Optional[str] = None) -> list[str]:
+def list_inputs(paths: Sequence[str], fmt: str | None = None) -> list[str]:
     """The input files, in replay order (``fieldgraph ingest``'s: arguments in order, folders sorted).
 
     Local folders are searched recursively for files with a known suffix (any file when ``fmt`` is
@@ -174,7 +180,7 @@ def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
     return RawEvent(name, n, rec)
 
 
-def raw_events(name: str, data: bytes, fmt: Optional[str] = None, value_column: str = "value") -> Iterator[RawEvent]:
+def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str = "value") -> Iterator[RawEvent]:
     """The events of one file's bytes, each with its place (``file:line``, or ``file:record`` for Avro/Parquet)."""
     fmt = fmt or SUFFIX_FORMATS.get(os.path.splitext(name)[1].lower(), "json")
     if fmt in ("json", "jsonl"):
@@ -228,8 +234,8 @@ def _expand(c: AspectChange) -> list[AspectChange]:
     return [c]
 
 
-def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: Optional[str],
-                   since: Optional[int], until: Optional[int], value_column: str = "value",
+def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: str | None,
+                   since: int | None, until: int | None, value_column: str = "value",
                    ) -> Iterator[tuple[Any, tuple[str, Any]]]:
     """(file name, bytes) records -> keyed, tagged values for :func:`merge_values`.
 
@@ -284,8 +290,8 @@ def prune_schemas(items: list[tuple[Any, AspectChange]]) -> list[tuple[Any, Aspe
     if len(items) == 1:
         return items
     keep: dict[Any, AspectChange] = {}
-    newest_del: Optional[tuple[Any, AspectChange]] = None
-    newest: Optional[tuple[Any, AspectChange]] = None
+    newest_del: tuple[Any, AspectChange] | None = None
+    newest: tuple[Any, AspectChange] | None = None
     best: dict[str, tuple[tuple[int, int], Any, AspectChange]] = {}
     for o, c in items:
         if c.delete or not isinstance(c.aspect, SchemaMetadata):
@@ -350,7 +356,7 @@ def _finish(acc: list[Any]) -> tuple[str, int, Any]:
     return (acc[0], 0, acc[1])
 
 
-def lineage_item(o: Any, c: AspectChange) -> tuple[Any, int, bool, Optional[bytes], bytes]:
+def lineage_item(o: Any, c: AspectChange) -> tuple[Any, int, bool, bytes | None, bytes]:
     """A lineage change as it travels: ``(ordinal, ts, delete, digest of its edges, pickled change)``; ordering
     and de-duplication need only the first four, and only the changes written are unpickled."""
     digest = None
@@ -416,7 +422,7 @@ def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Aspect
 # --- stages 2 and 3: plan and write in the executors ------------------------------------------------------
 
 
-def executor_uri(uri: Optional[str], store: Any) -> str:
+def executor_uri(uri: str | None, store: Any) -> str:
     """The URI executors connect with: the embedded server's socket (never starting a server of their own)."""
     server = getattr(store, "server", None)
     if server is not None:
@@ -424,7 +430,7 @@ def executor_uri(uri: Optional[str], store: Any) -> str:
     return uri or os.environ.get("FIELDGRAPH_GRAPH") or "embedded"
 
 
-def _open_graph(uri: str, graph_name: Optional[str], batch_size: int) -> Any:
+def _open_graph(uri: str, graph_name: str | None, batch_size: int) -> Any:
     from fieldgraph.graph import LineageGraph, open_store
 
     return LineageGraph(open_store(uri, graph=graph_name, batch_size=batch_size, schema=False))
@@ -446,7 +452,7 @@ def _apply(g: Any, plan: Any, counts: Counter) -> None:
 
 
 def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], uri: str,
-                  graph_name: Optional[str], batch_size: int) -> Iterator[dict[str, int]]:
+                  graph_name: str | None, batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 2 (one task): the schema changes of its datasets, planned against the graph's state and written.
 
     Non-deletes first, then the newest DELETE on top: the order a replay in stamp order applies them, so the
@@ -469,7 +475,7 @@ def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], 
     yield dict(counts)
 
 
-def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: str, graph_name: Optional[str],
+def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: str, graph_name: str | None,
                   batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 3 (one task, its downstream datasets): each lineage aspect's steps, planned and written in order.
     Round r plans the r-th step of every aspect of a chunk together (aspects are independent)."""
@@ -495,14 +501,14 @@ def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: st
 @dataclass
 class BackfillOptions:
     paths: Sequence[str]
-    graph: Optional[str] = None
-    graph_name: Optional[str] = None
-    format: Optional[str] = None
-    master: Optional[str] = None
-    since: Optional[int] = None
-    until: Optional[int] = None
+    graph: str | None = None
+    graph_name: str | None = None
+    format: str | None = None
+    master: str | None = None
+    since: int | None = None
+    until: int | None = None
     rejects: str = DEFAULT_REJECTS
-    partitions: Optional[int] = None
+    partitions: int | None = None
     batch_size: int = 2000
     value_column: str = "value"
     spark_conf: dict[str, str] = field(default_factory=dict)
@@ -514,10 +520,10 @@ class BackfillReport:
     counts: Counter = field(default_factory=Counter)
     schema_counts: Counter = field(default_factory=Counter)
     lineage_counts: Counter = field(default_factory=Counter)
-    rejects_path: Optional[str] = None
+    rejects_path: str | None = None
     seconds: float = 0.0
     graph: dict[str, int] = field(default_factory=dict)
-    spark_ui: Optional[str] = None
+    spark_ui: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         c, s, l = self.counts, self.schema_counts, self.lineage_counts
@@ -566,7 +572,7 @@ class SparkProgress:
                 return
             self.report(self.phase, done, total)
 
-    def __enter__(self) -> "SparkProgress":
+    def __enter__(self) -> SparkProgress:
         self._thread.start()
         return self
 
@@ -575,7 +581,7 @@ class SparkProgress:
         self._thread.join(timeout=2)
 
 
-def spark_session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> Any:
+def spark_session(master: str | None = None, conf: dict[str, str] | None = None) -> Any:
     """A SparkSession for the job (``master`` None: whatever spark-submit set, else local[*])."""
     from pyspark.sql import SparkSession
 
@@ -594,7 +600,7 @@ def spark_session(master: Optional[str] = None, conf: Optional[dict[str, str]] =
 
 
 def run_backfill(opts: BackfillOptions, *, spark: Any = None,
-                 progress: Optional[Callable[[str, int, int], None]] = None) -> BackfillReport:
+                 progress: Callable[[str, int, int], None] | None = None) -> BackfillReport:
     """Run the backfill; returns the summary. ``spark``: an existing session (else one is made and stopped)."""
     from fieldgraph.graph import LineageGraph
 
@@ -660,7 +666,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
 # --- spark-submit / python -m entry point ------------------------------------------------------------------
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="backfill.py", description="Backfill the fieldgraph lineage graph from archived "
                                 "change events with Spark (same semantics as streaming them).")
     p.add_argument("paths", nargs="+", help="event files or folders (local paths or hdfs://, s3a:// ... URIs)")

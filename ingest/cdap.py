@@ -36,7 +36,7 @@ Dataset URNs: ``urn:li:dataset:(urn:li:dataPlatform:<platform>,<namespace>.<name
 from __future__ import annotations
 
 import heapq
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -69,9 +69,9 @@ class Operation(_Model):
     type: Literal["READ", "TRANSFORM", "WRITE"]
     name: str = Field(min_length=1)
     description: str = ""
-    source: Optional[EndPoint] = None
-    destination: Optional[EndPoint] = Field(default=None, alias="destination")
-    inputs: list[Union[InputField, str]] = Field(default_factory=list)
+    source: EndPoint | None = None
+    destination: EndPoint | None = Field(default=None, alias="destination")
+    inputs: list[InputField | str] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
 
     @model_validator(mode="before")
@@ -88,7 +88,7 @@ class Operation(_Model):
         return data
 
     @model_validator(mode="after")
-    def _shape(self) -> "Operation":
+    def _shape(self) -> Operation:
         if self.type == "READ":
             if self.source is None:
                 raise ValueError("a READ operation needs source {namespace, name}")
@@ -105,18 +105,18 @@ class Operation(_Model):
 class ProgramRunId(_Model):
     namespace: str = "default"
     application: str = Field(min_length=1)
-    version: Optional[str] = None
+    version: str | None = None
     type: str = "Workflow"
     program: str = Field(min_length=1)
-    run: Optional[str] = None
+    run: str | None = None
 
     def __str__(self) -> str:
         return f"{self.namespace}.{self.application}.{self.type.lower()}.{self.program}"
 
 
 class CdapFieldLineageEvent(_Model):
-    programRun: Union[str, ProgramRunId]
-    run: Optional[str] = None
+    programRun: str | ProgramRunId
+    run: str | None = None
     time: int = Field(gt=0, description="the run's time, ms since the epoch")
     platform: str = "cdap"
     env: str = "PROD"
@@ -127,7 +127,7 @@ class CdapFieldLineageEvent(_Model):
         return str(self.programRun)
 
     @property
-    def run_id(self) -> Optional[str]:
+    def run_id(self) -> str | None:
         return self.run or (self.programRun.run if isinstance(self.programRun, ProgramRunId) else None)
 
 
@@ -171,7 +171,7 @@ def validate(ops: list[Operation]) -> tuple[dict[str, int], list[list[InputField
         raise CdapLineageError(f"field lineage needs at least one READ and one WRITE operation; there is no "
                                f"{' and no '.join(missing)}", where="operations")
     inputs = _resolve_inputs(ops)
-    for i, (op, ins) in enumerate(zip(ops, inputs)):
+    for i, (op, ins) in enumerate(zip(ops, inputs, strict=False)):
         for j, inp in enumerate(ins):
             where = f"operations[{i}].inputs[{j}]"
             if inp.origin not in index:
@@ -185,7 +185,7 @@ def validate(ops: list[Operation]) -> tuple[dict[str, int], list[list[InputField
                 raise CdapLineageError(f"operation {op.name!r} takes {inp.name!r} from {inp.origin!r}, which does "
                                        f"not output it (outputs: {', '.join(origin.outputs) or 'none'})", where=where)
     # Kahn's algorithm: what is left over lies on (or behind) a cycle
-    deps = {op.name: {inp.origin for inp in ins} for op, ins in zip(ops, inputs)}
+    deps = {op.name: {inp.origin for inp in ins} for op, ins in zip(ops, inputs, strict=False)}
     order: list[str] = []  # ties broken by the operations' own order
     ready = [index[op.name] for op in ops if not deps[op.name]]
     heapq.heapify(ready)

@@ -6,7 +6,6 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -30,7 +29,7 @@ def _root() -> None:
     """Field-level lineage: normalize schemas, ingest change events, query the lineage graph."""
 
 
-def fail(message: str) -> "typer.Exit":
+def fail(message: str) -> typer.Exit:
     """Print a one-line error and return the exit to raise."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(EXIT_BAD_INPUT)
@@ -46,7 +45,7 @@ def read_input(path: Path) -> bytes:
 @app.command("normalize")
 def normalize_cmd(
     file: Path = typer.Argument(..., help="Schema file to normalize."),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Schema format (default: detected from the file)."),
+    format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected from the file)."),
     key: bool = typer.Option(False, "--key", help="Treat it as a key schema ([key=True] paths)."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON array of DataHub SchemaField objects."),
 ) -> None:

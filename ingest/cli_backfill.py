@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -20,23 +19,23 @@ _GRAPH_HELP = ("Graph URI: embedded[:PATH] (default, data folder .fieldgraph/), 
 
 @app.command("backfill")
 def backfill_cmd(
-    paths: List[str] = typer.Argument(..., help="Event files or folders (local, or hdfs:// s3a:// URIs): JSON Lines, "
+    paths: list[str] = typer.Argument(..., help="Event files or folders (local, or hdfs:// s3a:// URIs): JSON Lines, "
                                       "JSON, Avro container files, Parquet with the event JSON in a value column."),
-    graph: Optional[str] = typer.Option(None, "--graph", "-g", help=_GRAPH_HELP, envvar="FIELDGRAPH_GRAPH",
+    graph: str | None = typer.Option(None, "--graph", "-g", help=_GRAPH_HELP, envvar="FIELDGRAPH_GRAPH",
                                         show_envvar=False),
-    graph_name: Optional[str] = typer.Option(None, "--graph-name", help="Graph (FalkorDB) to use; default fieldgraph."),
-    format: Optional[str] = typer.Option(None, "--format", "-f",
+    graph_name: str | None = typer.Option(None, "--graph-name", help="Graph (FalkorDB) to use; default fieldgraph."),
+    format: str | None = typer.Option(None, "--format", "-f",
                                          help="jsonl|json|avro|parquet (default: from each file's suffix)."),
     master: str = typer.Option("local[*]", "--master", help="Spark master (local[N], spark://..., yarn)."),
-    since: Optional[str] = typer.Option(None, "--since", help="Only changes stamped at or after T (ms since the "
+    since: str | None = typer.Option(None, "--since", help="Only changes stamped at or after T (ms since the "
                                         "epoch, or ISO 8601 like 2024-05-01 or 2024-05-01T12:00:00Z)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only changes stamped before T (same forms)."),
+    until: str | None = typer.Option(None, "--until", help="Only changes stamped before T (same forms)."),
     rejects: str = typer.Option(".fieldgraph/backfill-rejects", "--rejects",
                                 help="Folder for bad records (JSON Lines part files: file, line, error, event)."),
-    partitions: Optional[int] = typer.Option(None, "--partitions", min=1, help="Spark partitions (default 2 x cores)."),
+    partitions: int | None = typer.Option(None, "--partitions", min=1, help="Spark partitions (default 2 x cores)."),
     batch: int = typer.Option(2000, "--batch", min=1, help="Rows per graph write."),
     value_column: str = typer.Option("value", "--value-column", help="Avro/Parquet column holding the event JSON."),
-    conf: List[str] = typer.Option([], "--conf", help="Extra Spark setting key=value (repeatable)."),
+    conf: list[str] = typer.Option([], "--conf", help="Extra Spark setting key=value (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Backfill the graph from archived change events with Spark: the graph streaming the same events ends in.

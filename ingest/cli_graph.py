@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,7 +30,7 @@ app.add_typer(server_app, name="server")
 
 
 @contextmanager
-def _graph(uri: Optional[str], name: Optional[str] = None) -> Iterator[Any]:
+def _graph(uri: str | None, name: str | None = None) -> Iterator[Any]:
     from fieldgraph.graph import LineageGraph
 
     try:
@@ -53,10 +54,10 @@ def _dump(obj: Any) -> None:
 
 @app.command("ingest")
 def ingest_cmd(
-    paths: List[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson): JSON, JSON Lines "
+    paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson): JSON, JSON Lines "
                                        "or JSON arrays of MCP, MCL, MCE or MAE events."),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
     rejects: Path = typer.Option(Path(".fieldgraph/rejects.jsonl"), "--rejects",
                                  help="Where bad events go (JSON Lines with file, line, error, event)."),
     batch: int = typer.Option(1000, "--batch", min=1, help="Events per graph write batch."),
@@ -167,8 +168,8 @@ def _short(urn: str) -> str:
         return urn
 
 
-def _lineage(direction: str, field: str, depth: Optional[int], budget: float, as_json: bool, graph: Optional[str],
-             graph_name: Optional[str]) -> None:
+def _lineage(direction: str, field: str, depth: int | None, budget: float, as_json: bool, graph: str | None,
+             graph_name: str | None) -> None:
     with _graph(graph, graph_name) as g:
         res = getattr(g, direction)(field, depth, time_budget_s=budget)
     if as_json:
@@ -182,12 +183,12 @@ def _lineage(direction: str, field: str, depth: Optional[int], budget: float, as
 @lineage_app.command("upstream")
 def upstream_cmd(
     field: str = typer.Argument(..., help="Field URN (datasetField or schemaField; v2, v1 or /slash path)."),
-    depth: Optional[int] = typer.Option(None, "--depth", "-d", min=1,
+    depth: int | None = typer.Option(None, "--depth", "-d", min=1,
                                         help="Hops to follow (default: up to the cap of 50)."),
     budget: float = typer.Option(10.0, "--time-budget", help="Seconds before the walk stops with a partial result."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """The fields a field derives from, with paths and edge properties."""
     _lineage("upstream", field, depth, budget, as_json, graph, graph_name)
@@ -196,12 +197,12 @@ def upstream_cmd(
 @lineage_app.command("downstream")
 def downstream_cmd(
     field: str = typer.Argument(..., help="Field URN (datasetField or schemaField; v2, v1 or /slash path)."),
-    depth: Optional[int] = typer.Option(None, "--depth", "-d", min=1,
+    depth: int | None = typer.Option(None, "--depth", "-d", min=1,
                                         help="Hops to follow (default: up to the cap of 50)."),
     budget: float = typer.Option(10.0, "--time-budget", help="Seconds before the walk stops with a partial result."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """The fields derived from a field."""
     _lineage("downstream", field, depth, budget, as_json, graph, graph_name)
@@ -211,10 +212,10 @@ def downstream_cmd(
 def path_cmd(
     source: str = typer.Argument(..., help="One field URN."),
     target: str = typer.Argument(..., help="The other field URN."),
-    depth: Optional[int] = typer.Option(None, "--depth", "-d", min=1),
+    depth: int | None = typer.Option(None, "--depth", "-d", min=1),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """A shortest lineage path between two fields (either direction)."""
     with _graph(graph, graph_name) as g:
@@ -231,10 +232,10 @@ def path_cmd(
 
 @lineage_app.command("datasets")
 def datasets_cmd(
-    dataset: Optional[str] = typer.Argument(None, help="Only edges touching this dataset URN."),
+    dataset: str | None = typer.Argument(None, help="Only edges touching this dataset URN."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Dataset-level lineage rolled up from field edges."""
     with _graph(graph, graph_name) as g:
@@ -255,8 +256,8 @@ def datasets_cmd(
 def unresolved_cmd(
     only_ambiguous: bool = typer.Option(False, "--ambiguous", help="Only ambiguous references."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Field references not resolved to a schema field (placeholders), ambiguous ones with their candidates."""
     with _graph(graph, graph_name) as g:
@@ -279,11 +280,11 @@ def unresolved_cmd(
 @app.command("impact")
 def impact_cmd(
     name: str = typer.Argument(..., help="A field URN or a dataset URN."),
-    depth: Optional[int] = typer.Option(None, "--depth", "-d", min=1),
+    depth: int | None = typer.Option(None, "--depth", "-d", min=1),
     budget: float = typer.Option(10.0, "--time-budget"),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Impact analysis: the downstream datasets and fields of a field or dataset."""
     with _graph(graph, graph_name) as g:
@@ -315,11 +316,11 @@ def _param(text: str) -> tuple[str, Any]:
 @app.command("query")
 def query_cmd(
     cypher: str = typer.Argument(..., help="A Cypher statement (read-only unless --write)."),
-    param: List[str] = typer.Option([], "--param", "-p", help="name=value (value parsed as JSON when it is JSON)."),
+    param: list[str] = typer.Option([], "--param", "-p", help="name=value (value parsed as JSON when it is JSON)."),
     write: bool = typer.Option(False, "--write", help="Allow writes."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Run a Cypher statement (e.g. one of the named queries in fieldgraph/cypher)."""
     params = dict(_param(p) for p in param)
@@ -340,8 +341,8 @@ def query_cmd(
 @app.command("stats")
 def stats_cmd(
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Counts: datasets, fields, HasField and DataDerivedFrom edges, placeholders, ambiguous references."""
     with _graph(graph, graph_name) as g:
@@ -361,7 +362,7 @@ def stats_cmd(
 # ---- the embedded server ----
 
 
-def _server(data: Optional[Path]) -> Any:
+def _server(data: Path | None) -> Any:
     from fieldgraph.graph import EmbeddedServer
 
     return EmbeddedServer(data)
@@ -371,7 +372,7 @@ DataOpt = typer.Option(None, "--data", help="Data folder (default .fieldgraph/ o
 
 
 @server_app.command("start")
-def server_start(data: Optional[Path] = DataOpt) -> None:
+def server_start(data: Path | None = DataOpt) -> None:
     """Start the embedded FalkorDB and leave it running, so commands reuse it."""
     s = _server(data)
     try:
@@ -383,7 +384,7 @@ def server_start(data: Optional[Path] = DataOpt) -> None:
 
 
 @server_app.command("stop")
-def server_stop(data: Optional[Path] = DataOpt) -> None:
+def server_stop(data: Path | None = DataOpt) -> None:
     """Stop the embedded FalkorDB (its data is kept in the AOF)."""
     s = _server(data)
     if not s.running():
@@ -394,7 +395,7 @@ def server_stop(data: Optional[Path] = DataOpt) -> None:
 
 
 @server_app.command("status")
-def server_status(data: Optional[Path] = DataOpt) -> None:
+def server_status(data: Path | None = DataOpt) -> None:
     """Whether the embedded FalkorDB is running."""
     s = _server(data)
     out.print(Text(f"{'running' if s.running() else 'not running'}: {s.socket}"))

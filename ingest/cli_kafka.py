@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.text import Text
@@ -17,27 +16,27 @@ _X_HELP = "librdkafka setting name=value, passed through (security.protocol, sas
 
 @app.command("worker")
 def worker_cmd(
-    topic: List[str] = typer.Option([], "--topic", "-t", help="Topic to consume; repeatable. Default: "
+    topic: list[str] = typer.Option([], "--topic", "-t", help="Topic to consume; repeatable. Default: "
                                     "MetadataChangeLog_Versioned_v1, MetadataChangeProposal_v1, MetadataAuditEvent_v4."),
-    bootstrap_servers: Optional[str] = typer.Option(None, "--bootstrap-servers", "-b",
+    bootstrap_servers: str | None = typer.Option(None, "--bootstrap-servers", "-b",
                                                     help="Kafka brokers (default localhost:9092)."),
-    group_id: Optional[str] = typer.Option(None, "--group", help="Consumer group (default fieldgraph)."),
-    graph: Optional[str] = typer.Option(None, "--graph", "-g", help="Graph URI (embedded[:PATH], falkordb://, "
+    group_id: str | None = typer.Option(None, "--group", help="Consumer group (default fieldgraph)."),
+    graph: str | None = typer.Option(None, "--graph", "-g", help="Graph URI (embedded[:PATH], falkordb://, "
                                         "bolt://, neo4j://)."),
-    graph_name: Optional[str] = typer.Option(None, "--graph-name", help="FalkorDB graph name."),
-    dlq_topic: Optional[str] = typer.Option(None, "--dlq-topic", help="Dead-letter topic (default <topic>.dlq)."),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size", min=1, help="Messages per micro-batch (2000)."),
-    schema_registry_url: Optional[str] = typer.Option(None, "--schema-registry-url",
+    graph_name: str | None = typer.Option(None, "--graph-name", help="FalkorDB graph name."),
+    dlq_topic: str | None = typer.Option(None, "--dlq-topic", help="Dead-letter topic (default <topic>.dlq)."),
+    batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Messages per micro-batch (2000)."),
+    schema_registry_url: str | None = typer.Option(None, "--schema-registry-url",
                                                       help="Schema registry for Avro values."),
-    avsc: List[Path] = typer.Option([], "--avsc", help="Local .avsc file or folder for Avro values (no registry)."),
-    metrics_port: Optional[int] = typer.Option(None, "--metrics-port", help="Serve Prometheus metrics on this port."),
-    log_interval: Optional[float] = typer.Option(None, "--log-interval", help="Seconds between progress lines (10)."),
-    config: Optional[Path] = typer.Option(None, "--config", "-c", help="TOML config file (or $FIELDGRAPH_CONFIG)."),
-    kafka_setting: List[str] = typer.Option([], "-X", help=_X_HELP),
-    strict_aspects: Optional[bool] = typer.Option(None, "--strict-aspects/--skip-unused-aspects",
+    avsc: list[Path] = typer.Option([], "--avsc", help="Local .avsc file or folder for Avro values (no registry)."),
+    metrics_port: int | None = typer.Option(None, "--metrics-port", help="Serve Prometheus metrics on this port."),
+    log_interval: float | None = typer.Option(None, "--log-interval", help="Seconds between progress lines (10)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML config file (or $FIELDGRAPH_CONFIG)."),
+    kafka_setting: list[str] = typer.Option([], "-X", help=_X_HELP),
+    strict_aspects: bool | None = typer.Option(None, "--strict-aspects/--skip-unused-aspects",
                                                   help="Dead-letter events with no aspect fieldgraph reads "
                                                   "(default: skip them; DataHub topics carry every aspect)."),
-    idle_exit: Optional[float] = typer.Option(None, "--exit-when-idle", help="Stop after this many seconds without "
+    idle_exit: float | None = typer.Option(None, "--exit-when-idle", help="Stop after this many seconds without "
                                               "messages (for one-off catch-up runs)."),
 ) -> None:
     """Consume change events from Kafka into the lineage graph (a consumer group member).
@@ -70,11 +69,11 @@ def worker_cmd(
 
 @app.command("emit")
 def emit_cmd(
-    paths: List[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
+    paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
     topic: str = typer.Option("MetadataChangeProposal_v1", "--topic", "-t", help="Topic to send to."),
     bootstrap_servers: str = typer.Option("localhost:9092", "--bootstrap-servers", "-b",
                                           envvar="FIELDGRAPH_BOOTSTRAP_SERVERS", help="Kafka brokers."),
-    kafka_setting: List[str] = typer.Option([], "-X", help=_X_HELP),
+    kafka_setting: list[str] = typer.Option([], "-X", help=_X_HELP),
     validate: bool = typer.Option(False, "--validate", help="Send only events fieldgraph can decode."),
 ) -> None:
     """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer)."""

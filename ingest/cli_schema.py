@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -23,19 +23,19 @@ RULE_CHOICES = (
 
 @app.command("diff")
 def diff_cmd(
-    schemas: List[Path] = typer.Argument(
+    schemas: list[Path] = typer.Argument(
         ..., metavar="OLD NEW", show_default=False,
         help="The old and the new schema; or several versions, oldest first (the last one is the new "
         "schema, the others its history, for the *_transitive modes).",
     ),
-    rules: Optional[str] = typer.Option(
+    rules: str | None = typer.Option(
         None, "--rules", "-r",
         help="Judge the change: datamine, odf (rule sets over the field diff) or a Schema Registry "
         "compatibility mode: backward, forward, full, backward_transitive, forward_transitive, "
         "full_transitive (Avro schema resolution).",
     ),
-    format: Optional[str] = typer.Option(None, "--format", "-f", help="Schema format (default: detected per file)."),
-    table: Optional[str] = typer.Option(None, "--table", "-t", help="DataMine: compare this table only "
+    format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected per file)."),
+    table: str | None = typer.Option(None, "--table", "-t", help="DataMine: compare this table only "
                                         "(default: every table, by name)."),
     as_json: bool = typer.Option(False, "--json", help="Print the changes and violations as JSON."),
 ) -> None:

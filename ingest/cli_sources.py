@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import List, Optional
+from datetime import UTC, datetime
 
 import typer
 from rich.table import Table
@@ -15,7 +14,7 @@ from fieldgraph.ingest.cli_graph import GraphOpt, NameOpt, _ds, _dump, _graph, _
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
 
 
-def _time(text: Optional[str], what: str) -> Optional[int]:
+def _time(text: str | None, what: str) -> int | None:
     """ms since the epoch from ms digits or an ISO 8601 date/time (UTC when no zone is given)."""
     if text is None:
         return None
@@ -26,17 +25,17 @@ def _time(text: Optional[str], what: str) -> Optional[int]:
     except ValueError:
         raise fail(f"{what} {text!r}: expected ms since the epoch or an ISO 8601 time (2025-01-31T12:00:00Z)") from None
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
+        t = t.replace(tzinfo=UTC)
     return int(t.timestamp() * 1000)
 
 
 @app.command("tag")
 def tag_cmd(
     field: str = typer.Argument(..., help="Field URN."),
-    tags: List[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms (urn:li:glossaryTerm:X)."),
+    tags: list[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms (urn:li:glossaryTerm:X)."),
     remove: bool = typer.Option(False, "--remove", help="Remove these tags instead of adding them."),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Set tags or glossary terms on a field by hand (they propagate downstream like the schema's own)."""
     with _graph(graph, graph_name) as g:
@@ -52,8 +51,8 @@ def tags_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     indirect: bool = IndirectOpt,
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """A field's own tags and terms, and those it inherits, with the upstream field each comes from."""
     with _graph(graph, graph_name) as g:
@@ -78,8 +77,8 @@ def tagged_cmd(
     tag: str = typer.Argument(..., help="Tag (PII) or glossary term URN."),
     indirect: bool = IndirectOpt,
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """Every field that carries a tag or term, its own or inherited (e.g. where PII flows)."""
     with _graph(graph, graph_name) as g:
@@ -103,12 +102,12 @@ def tagged_cmd(
 def lineage_summary_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     direction: str = typer.Option("incoming", "--direction", help="incoming (where it comes from) or outgoing."),
-    start: Optional[str] = typer.Option(None, "--start", help="From this time (ms or ISO 8601); default: open."),
-    end: Optional[str] = typer.Option(None, "--end", help="Until this time (ms or ISO 8601); default: open."),
+    start: str | None = typer.Option(None, "--start", help="From this time (ms or ISO 8601); default: open."),
+    end: str | None = typer.Option(None, "--end", help="Until this time (ms or ISO 8601); default: open."),
     depth: int = typer.Option(1, "--depth", "-d", min=1, help="Hops (default 1: the neighbouring datasets)."),
     as_json: bool = typer.Option(False, "--json"),
-    graph: Optional[str] = GraphOpt,
-    graph_name: Optional[str] = NameOpt,
+    graph: str | None = GraphOpt,
+    graph_name: str | None = NameOpt,
 ) -> None:
     """A field's lineage within a time range, like CDAP's field lineage API: summary and operations."""
     if direction not in ("incoming", "outgoing"):
@@ -133,7 +132,7 @@ def lineage_summary_cmd(
         ops.add_column(col, overflow="fold")
     for op in res["operations"]:
         chain = " > ".join(f"{n} ({d})" if d else n for n, d in zip(op["operations"], op["descriptions"] or
-                                                                    [""] * len(op["operations"])))
+                                                                    [""] * len(op["operations"]), strict=False))
         ops.add_row(Text(str(op["program"] or "")), Text(str(op["run"] or "")), Text(chain),
                     Text(str(op["transformation"] or "")))
     out.print(ops)

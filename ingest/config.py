@@ -21,9 +21,10 @@ Environment: ``FIELDGRAPH_<SETTING>`` for each setting (``FIELDGRAPH_TOPICS`` co
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from fieldgraph.normalizers import FieldgraphError
 
@@ -40,15 +41,15 @@ class WorkerConfig:
     group_id: str = "fieldgraph"
     topics: list[str] = field(default_factory=lambda: list(DEFAULT_TOPICS))
     #: dead-letter topic; default ``<topic>.dlq`` of the message's topic
-    dlq_topic: Optional[str] = None
+    dlq_topic: str | None = None
     dlq_suffix: str = ".dlq"
-    graph: Optional[str] = None
-    graph_name: Optional[str] = None
+    graph: str | None = None
+    graph_name: str | None = None
     batch_size: int = 2000
     batch_timeout_s: float = 0.5
-    schema_registry_url: Optional[str] = None
+    schema_registry_url: str | None = None
     avsc: list[str] = field(default_factory=list)
-    metrics_port: Optional[int] = None
+    metrics_port: int | None = None
     log_interval_s: float = 10.0
     auto_offset_reset: str = "earliest"
     retry_max_s: float = 30.0
@@ -96,8 +97,8 @@ def _coerce(name: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: setting {name!r} = {value!r}: {exc}") from None
 
 
-def load_config(path: Optional[str | Path] = None, *, env: Optional[Mapping[str, str]] = None,
-                flags: Optional[Mapping[str, Any]] = None) -> WorkerConfig:
+def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None = None,
+                flags: Mapping[str, Any] | None = None) -> WorkerConfig:
     """Merge the config file, the environment and the flags (``None`` flags are unset) into a config."""
     env = os.environ if env is None else env
     cfg = WorkerConfig()

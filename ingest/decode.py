@@ -16,8 +16,9 @@ from __future__ import annotations
 import io
 import json
 import struct
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 from fieldgraph.normalizers import FieldgraphError
 
@@ -57,7 +58,7 @@ def _plain(v: Any) -> Any:
 class ValueDecoder:
     """Decodes message values; one per worker (schemas are cached)."""
 
-    def __init__(self, *, registry_url: Optional[str] = None, registry_conf: Optional[Mapping[str, Any]] = None,
+    def __init__(self, *, registry_url: str | None = None, registry_conf: Mapping[str, Any] | None = None,
                  avsc: Iterable[str | Path] = ()) -> None:
         self.registry_url = registry_url
         self._registry_conf = dict(registry_conf or {})
@@ -132,7 +133,7 @@ class ValueDecoder:
         return s
 
     # -- values --
-    def decode(self, value: Optional[bytes], topic: str = "") -> Any:
+    def decode(self, value: bytes | None, topic: str = "") -> Any:
         """The event object in ``value`` (a dict for every DataHub event)."""
         if not value:
             raise MessageDecodeError("empty", "the message has no value (a tombstone or an empty message)")

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from fieldgraph.normalizers import FieldgraphError, SchemaField, UrnError, normalize
 from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn
@@ -45,7 +46,7 @@ def canonical_dataset(urn: str) -> str:
         raise EmitError(f"dataset URN {urn!r}: {exc}") from None
 
 
-def event_key(event: Mapping[str, Any]) -> Optional[str]:
+def event_key(event: Mapping[str, Any]) -> str | None:
     """The dataset URN an event is about (canonical when it parses): the message key."""
     urn: Any = event.get("entityUrn")
     for snap in ("proposedSnapshot", "newSnapshot"):
@@ -68,9 +69,9 @@ def _mcp(urn: str, aspect_name: str, aspect: Mapping[str, Any], ts: int) -> dict
             "systemMetadata": {"lastObserved": ts}}
 
 
-def schema_mcp(dataset_urn: str, schema: str | bytes | None = None, *, format: Optional[str] = None,
-               fields: Optional[Iterable[SchemaField | Mapping[str, Any]]] = None, key_schema: str | bytes | None = None,
-               version: int = 0, ts: Optional[int] = None, schema_name: Optional[str] = None) -> dict[str, Any]:
+def schema_mcp(dataset_urn: str, schema: str | bytes | None = None, *, format: str | None = None,
+               fields: Iterable[SchemaField | Mapping[str, Any]] | None = None, key_schema: str | bytes | None = None,
+               version: int = 0, ts: int | None = None, schema_name: str | None = None) -> dict[str, Any]:
     """A ``schemaMetadata`` MCP from a raw schema (``format``: avro, json-schema, protobuf, arrow, parquet,
     spark, ...; see :func:`fieldgraph.normalizers.normalize`) or from ``fields``."""
     urn = canonical_dataset(dataset_urn)
@@ -113,8 +114,8 @@ def _field(urn: str, ref: str) -> str:
 
 
 def lineage_mcp(dataset_urn: str, edges: Iterable[tuple[str, Iterable[str]]], *,
-                transformation: Optional[str] = None, confidence: float = 1.0, query: Optional[str] = None,
-                ts: Optional[int] = None) -> dict[str, Any]:
+                transformation: str | None = None, confidence: float = 1.0, query: str | None = None,
+                ts: int | None = None) -> dict[str, Any]:
     """An ``upstreamLineage`` MCP: ``edges`` are (downstream field path or URN of this dataset,
     upstream field URNs). It is the dataset's whole field lineage (it replaces the previous one)."""
     urn = canonical_dataset(dataset_urn)
@@ -145,8 +146,8 @@ class Emitter:
     """An idempotent Kafka producer of change events (JSON, keyed by dataset URN)."""
 
     def __init__(self, bootstrap_servers: str = "localhost:9092", *, topic: str = DEFAULT_TOPIC,
-                 kafka: Optional[Mapping[str, Any]] = None,
-                 on_delivery: Optional[Callable[[Optional[str], Any], None]] = None) -> None:
+                 kafka: Mapping[str, Any] | None = None,
+                 on_delivery: Callable[[str | None, Any], None] | None = None) -> None:
         from confluent_kafka import Producer
 
         self.topic = topic
@@ -163,8 +164,8 @@ class Emitter:
         if self._on_delivery:
             self._on_delivery(None if err is None else str(err), msg)
 
-    def emit(self, event: Mapping[str, Any] | bytes, *, key: Optional[str] = None, topic: Optional[str] = None,
-             headers: Optional[Sequence[tuple[str, bytes]]] = None) -> None:
+    def emit(self, event: Mapping[str, Any] | bytes, *, key: str | None = None, topic: str | None = None,
+             headers: Sequence[tuple[str, bytes]] | None = None) -> None:
         """Send one event (a dict as JSON, or bytes as they are), keyed by its dataset URN."""
         if isinstance(event, (bytes, bytearray)):
             value = bytes(event)
@@ -203,7 +204,7 @@ class Emitter:
     def close(self) -> None:
         self.flush()
 
-    def __enter__(self) -> "Emitter":
+    def __enter__(self) -> Emitter:
         return self
 
     def __exit__(self, exc_type: Any, *exc: Any) -> None:

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import Enum
-from typing import Any, Literal, Optional, Union
+from enum import StrEnum
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -82,7 +82,7 @@ class _Open(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-class ChangeType(str, Enum):
+class ChangeType(StrEnum):
     UPSERT = "UPSERT"
     CREATE = "CREATE"
     UPDATE = "UPDATE"
@@ -94,7 +94,7 @@ class ChangeType(str, Enum):
 
 class AuditStamp(_Open):
     time: int = 0
-    actor: Optional[str] = None
+    actor: str | None = None
 
 
 class GenericAspect(_Strict):
@@ -110,21 +110,21 @@ class GenericAspect(_Strict):
 
 
 class MetadataChangeProposal(_Strict):
-    auditHeader: Optional[dict[str, Any]] = None
+    auditHeader: dict[str, Any] | None = None
     entityType: str
-    entityUrn: Optional[str] = None
-    entityKeyAspect: Optional[GenericAspect] = None
+    entityUrn: str | None = None
+    entityKeyAspect: GenericAspect | None = None
     changeType: ChangeType
-    aspectName: Optional[str] = None
-    aspect: Optional[GenericAspect] = None
-    systemMetadata: Optional[dict[str, Any]] = None
-    headers: Optional[dict[str, str]] = None
+    aspectName: str | None = None
+    aspect: GenericAspect | None = None
+    systemMetadata: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
 
 
 class MetadataChangeLog(MetadataChangeProposal):
-    previousAspectValue: Optional[GenericAspect] = None
-    previousSystemMetadata: Optional[dict[str, Any]] = None
-    created: Optional[AuditStamp] = None
+    previousAspectValue: GenericAspect | None = None
+    previousSystemMetadata: dict[str, Any] | None = None
+    created: AuditStamp | None = None
 
 
 # --- aspects ---------------------------------------------------------------------------------
@@ -134,15 +134,15 @@ class SchemaMetadata(_Open):
     schemaName: str = ""
     platform: str = ""
     version: int = 0
-    created: Optional[AuditStamp] = None
-    lastModified: Optional[AuditStamp] = None
-    deleted: Optional[AuditStamp] = None
-    dataset: Optional[str] = None
-    cluster: Optional[str] = None
+    created: AuditStamp | None = None
+    lastModified: AuditStamp | None = None
+    deleted: AuditStamp | None = None
+    dataset: str | None = None
+    cluster: str | None = None
     hash: str = ""
     platformSchema: dict[str, Any] = Field(default_factory=dict)
-    fields: Optional[list[dict[str, Any]]] = None
-    _fields: Optional[list[SchemaField]] = PrivateAttr(default=None)
+    fields: list[dict[str, Any]] | None = None
+    _fields: list[SchemaField] | None = PrivateAttr(default=None)
 
     @field_validator("dataset", "cluster", mode="before")
     @classmethod
@@ -239,9 +239,9 @@ class FineGrainedLineage(_Open):
     upstreams: list[str] = Field(default_factory=list)
     downstreamType: Literal["FIELD", "FIELD_SET"]
     downstreams: list[str] = Field(default_factory=list)
-    transformOperation: Optional[str] = None
+    transformOperation: str | None = None
     confidenceScore: float = 1.0
-    query: Optional[str] = None
+    query: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -254,7 +254,7 @@ class FineGrainedLineage(_Open):
         return data
 
     @model_validator(mode="after")
-    def _check(self) -> "FineGrainedLineage":
+    def _check(self) -> FineGrainedLineage:
         if self.downstreamType == "FIELD" and len(self.downstreams) > 1:
             raise ValueError(f"downstreamType FIELD allows one downstream, got {len(self.downstreams)}")
         return self
@@ -267,7 +267,7 @@ class Upstream(_Open):
 
 class UpstreamLineage(_Open):
     upstreams: list[Upstream] = Field(default_factory=list)
-    fineGrainedLineages: Optional[list[FineGrainedLineage]] = None
+    fineGrainedLineages: list[FineGrainedLineage] | None = None
 
     @field_validator("fineGrainedLineages", mode="before")
     @classmethod
@@ -279,7 +279,7 @@ class DatasetFieldMapping(_Open):
     sourceFields: list[str]
     destinationField: str
     transformationFunction: str = "com.linkedin.finegrainedmetadata.transformation.BlackBox"
-    created: Optional[AuditStamp] = None
+    created: AuditStamp | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -325,7 +325,7 @@ class JobLineage:
 
     job: str
     format: str
-    run: Optional[str]
+    run: str | None
     time: int
     edges: tuple[JobEdge, ...] = ()
     fields: tuple[str, ...] = ()
@@ -348,7 +348,7 @@ class AspectChange:
 
     dataset_urn: str
     aspect_name: str
-    aspect: Optional[Aspect]
+    aspect: Aspect | None
     delete: bool = False
     ts: int = 0
     origin: str = ""

@@ -23,15 +23,22 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Optional
+from typing import Any
 from urllib.parse import urlsplit
 
 from fieldgraph.normalizers.urns import make_dataset_urn
 
 from .events import (
-    JOB_LINEAGE, SCHEMA_METADATA, AspectChange, EventError, JobEdge, JobLineage, SchemaMetadata,
+    JOB_LINEAGE,
+    SCHEMA_METADATA,
+    AspectChange,
+    EventError,
+    JobEdge,
+    JobLineage,
+    SchemaMetadata,
 )
 
 SOURCE_FORMAT = "openlineage"
@@ -69,7 +76,7 @@ class PlatformMapping:
     env: str = "PROD"
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> "PlatformMapping":
+    def from_json(cls, obj: dict[str, Any]) -> PlatformMapping:
         unknown = set(obj) - {"namespaces", "schemes", "env"}
         if unknown:
             raise ValueError(f"unknown keys {sorted(unknown)} in the OpenLineage platform mapping "
@@ -95,7 +102,7 @@ class PlatformMapping:
         return make_dataset_urn(platform, name, env)
 
 
-_mapping: Optional[PlatformMapping] = None
+_mapping: PlatformMapping | None = None
 
 
 def configure(mapping: PlatformMapping | dict[str, Any] | None) -> None:
@@ -142,7 +149,7 @@ _TYPES = [
 ]
 
 
-def _datahub_type(native: Optional[str], has_children: bool) -> str:
+def _datahub_type(native: str | None, has_children: bool) -> str:
     base = re.split(r"[<(\s]", (native or "").strip().upper(), maxsplit=1)[0]
     for names, cls in _TYPES:
         if base in names:
@@ -211,7 +218,7 @@ def _field_tags(facets: dict[str, Any], where: str) -> dict[str, list[str]]:
     return out
 
 
-def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin: str) -> Optional[AspectChange]:
+def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin: str) -> AspectChange | None:
     schema = facets.get("schema")
     if schema is None:
         return None
@@ -254,8 +261,8 @@ def _transformations(inp: dict[str, Any], legacy: dict[str, Any], where: str) ->
     return out
 
 
-def _edge_props(ts: list[dict[str, Any]], job: str, run: Optional[str], time: int,
-                query: Optional[str]) -> dict[str, Any]:
+def _edge_props(ts: list[dict[str, Any]], job: str, run: str | None, time: int,
+                query: str | None) -> dict[str, Any]:
     from fieldgraph.ingest.plan import edge_vocabulary
 
     direct = [t for t in ts if t["type"] == "DIRECT"]
@@ -277,7 +284,7 @@ class _Collected:
     wide: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)  # dataset-wide (up, transformations)
 
 
-def _input_ref(inp: dict[str, Any], where: str, field_key: str = "field") -> Optional[str]:
+def _input_ref(inp: dict[str, Any], where: str, field_key: str = "field") -> str | None:
     from fieldgraph.ingest.plan import field_urn
 
     if str(inp.get("type") or "DATASET").upper() != "DATASET":

@@ -29,13 +29,23 @@ Rules (see the graph model in ``cypher/``):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from fieldgraph.ingest.events import (
-    DATASET_KEY, DATASET_UPSTREAM_LINEAGE, JOB_LINEAGE, LINEAGE_ASPECTS, SCHEMA_METADATA, UPSTREAM_LINEAGE,
-    AspectChange, DatasetUpstreamLineage, JobLineage, SchemaMetadata, UpstreamLineage,
+    DATASET_KEY,
+    DATASET_UPSTREAM_LINEAGE,
+    JOB_LINEAGE,
+    LINEAGE_ASPECTS,
+    SCHEMA_METADATA,
+    UPSTREAM_LINEAGE,
+    AspectChange,
+    DatasetUpstreamLineage,
+    JobLineage,
+    SchemaMetadata,
+    UpstreamLineage,
 )
 from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, SchemaField, is_v2, v1_path
 from fieldgraph.normalizers.urns import DatasetUrn, decode, encode
@@ -55,7 +65,7 @@ class FieldState:
     removed: bool = False
     schemaVersion: int = -1
     schemaTs: int = -1
-    refPath: Optional[str] = None
+    refPath: str | None = None
 
 
 @dataclass(slots=True)
@@ -68,7 +78,7 @@ class DatasetState:
     fields: dict[str, FieldState] = field(default_factory=dict)
 
     @classmethod
-    def from_compact(cls, row: Sequence[Any]) -> "DatasetState":
+    def from_compact(cls, row: Sequence[Any]) -> DatasetState:
         """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
         [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath], ...]]`` (``read_state.cypher``)."""
         urn, placeholder, version, ts, ul, dul, fields = row
@@ -106,12 +116,12 @@ _AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "
 _MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
 
 
-def edge_vocabulary(*, source_format: str, transformation: Optional[str] = None, kind: str = DIRECT,
-                    subtype: Optional[str] = None, masking: bool = False, confidence: float = 1.0,
-                    query: Optional[str] = None, program: Optional[str] = None, run: Optional[str] = None,
-                    run_time: Optional[int] = None, description: Optional[str] = None,
-                    operations: Optional[Sequence[str]] = None, operation_descriptions: Optional[Sequence[str]] = None,
-                    transformations: Optional[Sequence[str]] = None) -> dict[str, Any]:
+def edge_vocabulary(*, source_format: str, transformation: str | None = None, kind: str = DIRECT,
+                    subtype: str | None = None, masking: bool = False, confidence: float = 1.0,
+                    query: str | None = None, program: str | None = None, run: str | None = None,
+                    run_time: int | None = None, description: str | None = None,
+                    operations: Sequence[str] | None = None, operation_descriptions: Sequence[str] | None = None,
+                    transformations: Sequence[str] | None = None) -> dict[str, Any]:
     """The properties every ``DataDerivedFrom`` edge carries, whatever its source (None values are not stored).
 
     ``transformation``: Identity, BlackBox or the source's own operation; ``kind``: DIRECT (the value
@@ -133,7 +143,7 @@ def edge_vocabulary(*, source_format: str, transformation: Optional[str] = None,
     return {k: v for k, v in props.items() if v is not None}
 
 
-def datahub_subtype(operation: Optional[str]) -> tuple[str, bool]:
+def datahub_subtype(operation: str | None) -> tuple[str, bool]:
     """(subtype, masking) of a DataHub ``transformOperation`` or RFC ``transformationFunction``."""
     op = (operation or "").rsplit(".", 1)[-1].upper()
     if op in ("IDENTITY", "COPY"):
@@ -278,7 +288,7 @@ class Resolver:
     def __init__(self, fields: Iterable[FieldState]) -> None:
         self.real = [f for f in fields if not f.placeholder]
         self.by_path = {f.fieldPath: f for f in self.real}
-        self._by_simple: Optional[dict[str, list[FieldState]]] = None
+        self._by_simple: dict[str, list[FieldState]] | None = None
 
     @property
     def by_simple(self) -> dict[str, list[FieldState]]:

@@ -7,9 +7,10 @@ file without stopping the rest.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 from fieldgraph.normalizers import FieldgraphError
 
@@ -23,8 +24,8 @@ class RawEvent:
     file: str
     line: int
     event: Any = None
-    error: Optional[str] = None  # the event could not even be parsed
-    text: Optional[str] = None
+    error: str | None = None  # the event could not even be parsed
+    text: str | None = None
 
     @property
     def where(self) -> str:
@@ -118,7 +119,7 @@ def _array(name: str, text: str) -> Iterator[RawEvent]:
     yield RawEvent(name, text.count("\n") + 1, error="unterminated JSON array")
 
 
-def decode(raw: RawEvent) -> tuple[list[AspectChange], Optional[Reject]]:
+def decode(raw: RawEvent) -> tuple[list[AspectChange], Reject | None]:
     """The aspect changes of one raw event, or why it is rejected."""
     if raw.error is not None:
         return [], Reject(raw.file, raw.line, raw.error, raw.text)

@@ -28,8 +28,9 @@ import signal
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from fieldgraph.graph import GraphError, LineageGraph
 from fieldgraph.graph import cypher as cy
@@ -75,7 +76,8 @@ class Stats:
 
 class _Metrics:
     def __init__(self, port: int) -> None:
-        from prometheus_client import CollectorRegistry, Counter as PCounter, Gauge, Histogram, start_http_server
+        from prometheus_client import CollectorRegistry, Gauge, Histogram, start_http_server
+        from prometheus_client import Counter as PCounter
 
         self.registry = reg = CollectorRegistry()
         self.messages = PCounter("fieldgraph_worker_messages", "Messages consumed", registry=reg)
@@ -101,7 +103,7 @@ def _header_value(v: Any) -> bytes:
 class Worker:
     """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT with ``install_signals``)."""
 
-    def __init__(self, config: WorkerConfig, *, graph: Optional[LineageGraph] = None) -> None:
+    def __init__(self, config: WorkerConfig, *, graph: LineageGraph | None = None) -> None:
         self.config = config
         self.stats = Stats()
         self.decoder = ValueDecoder(registry_url=config.schema_registry_url, registry_conf=config.schema_registry,
@@ -110,7 +112,7 @@ class Worker:
         self._stop = threading.Event()
         self._consumer: Any = None
         self._producer: Any = None
-        self._metrics: Optional[_Metrics] = None
+        self._metrics: _Metrics | None = None
         self._paused = False
         self._backlog: list[Any] = []  # messages returned while waiting for the graph (processed next)
         self._assigned: set[tuple[str, int]] = set()
@@ -182,7 +184,7 @@ class Worker:
             self._graph.close()
             self._graph = None
 
-    def run(self, *, max_idle_s: Optional[float] = None) -> Stats:
+    def run(self, *, max_idle_s: float | None = None) -> Stats:
         """Consume until stopped (or, with ``max_idle_s``, until nothing arrived for that long)."""
         self._open()
         try:
@@ -268,8 +270,7 @@ class Worker:
             self._metrics.fields.inc(plan.counts["fields"])
             self._metrics.latency.observe(dt)
 
-    def _decode_all(self, msgs: Sequence[Any]) -> Optional[tuple[list[AspectChange], list[tuple[Any, list[AspectChange]]],
-                                                                   list[tuple[Any, str, str]]]]:
+    def _decode_all(self, msgs: Sequence[Any]) -> tuple[list[AspectChange], list[tuple[Any, list[AspectChange]]], list[tuple[Any, str, str]]] | None:
         delay = 0.5
         while True:
             changes: list[AspectChange] = []
@@ -310,7 +311,7 @@ class Worker:
                     return None
 
     def _write(self, changes: list[AspectChange], per_msg: list[tuple[Any, list[AspectChange]]],
-               bad: list[tuple[Any, str, str]]) -> Optional[Plan]:
+               bad: list[tuple[Any, str, str]]) -> Plan | None:
         """Write the batch, retrying while the graph is unavailable. ``None``: gave up (stop/revoke)."""
         delay = 0.5
         self._revoked_during_wait = set()
@@ -543,7 +544,7 @@ def plan_placeholder_resolution(state: dict[str, DatasetState]) -> Plan:
 
 
 def run_worker(config: WorkerConfig, *, install_signals: bool = True,
-               on_start: Optional[Callable[[Worker], None]] = None) -> Stats:
+               on_start: Callable[[Worker], None] | None = None) -> Stats:
     w = Worker(config)
     if install_signals:
         w.install_signals()

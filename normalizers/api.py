@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import SchemaField
 from .model import Type
-from .struct import ROOT_NAME as TABLE_ROOT, column_fields
+from .struct import ROOT_NAME as TABLE_ROOT
+from .struct import column_fields
 from .visitor import walk
 
 #: format name -> converter from the user's schema to the type model.

@@ -14,7 +14,18 @@ from typing import Any
 
 from .errors import SchemaNormalizationError
 from .model import (
-    NO_DEFAULT, PRIMITIVES, Array, Enum, Field, Fixed, Map, Primitive, Record, Ref, Type, Union,
+    NO_DEFAULT,
+    PRIMITIVES,
+    Array,
+    Enum,
+    Field,
+    Fixed,
+    Map,
+    Primitive,
+    Record,
+    Ref,
+    Type,
+    Union,
     frozen_props,
 )
 
@@ -105,7 +116,7 @@ class _Fail(Exception):
         self.reason = reason
         self.steps = [step] if step else []
 
-    def at(self, step: str) -> "_Fail":
+    def at(self, step: str) -> _Fail:
         self.steps.append(step)
         return self
 

@@ -27,7 +27,8 @@ in one :class:`DataMineSchemaError` naming each field path (``table.field``).
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .avro import load_json
 from .errors import SchemaNormalizationError
@@ -72,7 +73,7 @@ class DataMineSchemaError(SchemaNormalizationError):
             lines = "\n".join(f"  - {p}: {r}" for p, r in problems)
             super().__init__(f"{len(problems)} problems:\n{lines}", schema=schema)
 
-    def with_schema(self, schema: str) -> "DataMineSchemaError":
+    def with_schema(self, schema: str) -> DataMineSchemaError:
         return self if self.schema else DataMineSchemaError(self.problems, schema=schema)
 
 

@@ -16,8 +16,9 @@ Pure code, no I/O.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .errors import FieldPathError
 from .fields import SchemaField
@@ -177,7 +178,7 @@ def _nodes(fields: Sequence[SchemaField]) -> tuple[list[_Node], dict[str | None,
     root = _root_length(anatomies)
     nodes: list[_Node] = []
     groups: dict[str | None, list[_Node]] = {}
-    for i, (f, (tokens, key, name, last, prev)) in enumerate(zip(fields, anatomies)):
+    for i, (f, (tokens, key, name, last, prev)) in enumerate(zip(fields, anatomies, strict=False)):
         start = prev[-1] + 1 if prev else (root if name else 0)
         own = tuple(t.value for t in tokens[start:last])
         parent = None

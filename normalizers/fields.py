@@ -36,7 +36,7 @@ class FieldType:
         return {"type": {f"com.linkedin.schema.{self.name}": body}}
 
     @classmethod
-    def from_datahub(cls, obj: dict[str, Any]) -> "FieldType":
+    def from_datahub(cls, obj: dict[str, Any]) -> FieldType:
         """Read ``{"type": {"com.linkedin.schema.X": {...}}}`` (either namespace)."""
         inner = obj.get("type", obj) if isinstance(obj, dict) else None
         if not isinstance(inner, dict) or len(inner) != 1:
@@ -99,7 +99,7 @@ class SchemaField:
         return out
 
     @classmethod
-    def from_datahub(cls, obj: dict[str, Any]) -> "SchemaField":
+    def from_datahub(cls, obj: dict[str, Any]) -> SchemaField:
         """Read a SchemaField as it appears in a SchemaMetadata aspect."""
         try:
             tags = tuple(

@@ -326,11 +326,11 @@ class _Ctx:
         self.loops = loops  # arrays/maps/unions entered since the last object: DataHub's endless loops
         self.where = where
 
-    def expand(self, token: str, key: str, where: str, parent: tuple | None = None, loops: frozenset | None = None) -> "_Ctx":
+    def expand(self, token: str, key: str, where: str, parent: tuple | None = None, loops: frozenset | None = None) -> _Ctx:
         return _Ctx(self.named, self.parent or parent, self.trail + ((token, key),),
                     self.loops if loops is None else loops, where)
 
-    def child(self, where: str) -> "_Ctx":
+    def child(self, where: str) -> _Ctx:
         return _Ctx(True, None, self.trail, self.loops, where)
 
     def type_override(self) -> FieldType | None:

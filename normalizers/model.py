@@ -13,9 +13,11 @@ other formats map onto them the way DataHub's own converters do.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping, Union as _U
+from typing import Any
+from typing import Union as _U
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -110,7 +112,7 @@ class Field:
     """A member of a record."""
 
     name: str
-    type: "Type"
+    type: Type
     doc: str | None = None
     default: Any = NO_DEFAULT
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
@@ -137,7 +139,7 @@ class Record(_Type):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Array(_Type):
-    items: "Type"
+    items: Type
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
@@ -147,7 +149,7 @@ class Array(_Type):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Map(_Type):
-    values: "Type"
+    values: Type
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
@@ -157,7 +159,7 @@ class Map(_Type):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Union(_Type):
-    members: tuple["Type", ...]
+    members: tuple[Type, ...]
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 

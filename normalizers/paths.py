@@ -34,7 +34,7 @@ class FieldPath:
     version: str = "2.0"
 
     @classmethod
-    def parse(cls, text: str) -> "FieldPath":
+    def parse(cls, text: str) -> FieldPath:
         if not isinstance(text, str) or not text:
             raise FieldPathError(str(text), "empty path")
         raw = _split(text)

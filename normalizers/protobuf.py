@@ -49,8 +49,9 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import FieldType

@@ -34,8 +34,9 @@ root token (``[version=2.0].[type=int].a``); complex columns are the same both w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import SchemaField

@@ -11,7 +11,7 @@ Names and field paths have ``,`` ``(`` ``)`` and ``␟`` percent-encoded, as Dat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from .errors import UrnError
 
@@ -84,7 +84,7 @@ class DatasetUrn:
                 raise UrnError(f"{self.platform},{self.name},{self.env}", f"dataset {attr} is empty")
 
     @classmethod
-    def parse(cls, urn: str) -> "DatasetUrn":
+    def parse(cls, urn: str) -> DatasetUrn:
         entity, ids = _entity(urn)
         if entity != "dataset":
             raise UrnError(urn, f"expected a dataset URN, got entity type {entity!r}")
@@ -115,7 +115,7 @@ class FieldUrn:
     field_path: str
 
     @classmethod
-    def parse(cls, urn: str) -> "FieldUrn":
+    def parse(cls, urn: str) -> FieldUrn:
         entity, ids = _entity(urn)
         if entity not in FIELD_ENTITY_TYPES:
             raise UrnError(urn, f"expected a datasetField or schemaField URN, got entity type {entity!r}")

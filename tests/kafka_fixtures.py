@@ -8,7 +8,8 @@ import itertools
 import json
 import threading
 import time
-from typing import Any, Callable, Iterator, Optional
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ class Broker:
             f.result(30)
         return name
 
-    def produce(self, topic: str, items: list[tuple[Optional[str], bytes]]) -> None:
+    def produce(self, topic: str, items: list[tuple[str | None, bytes]]) -> None:
         from confluent_kafka import Producer
 
         p = Producer({"bootstrap.servers": self.bootstrap, "enable.idempotence": True, "linger.ms": 20})
@@ -128,7 +129,7 @@ class ThreadWorker:
         from fieldgraph.ingest.worker import Worker
 
         self.worker = Worker(config)
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 

@@ -26,8 +26,8 @@ import sys
 import time
 import uuid
 from base64 import urlsafe_b64encode
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 MAVEN = ROOT / "deploy" / "maven"
@@ -205,7 +205,7 @@ class Neo4jServer(JavaServer):
         (conf / "neo4j.conf").write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         return {"NEO4J_HOME": str(self.home), "NEO4J_CONF": str(conf)}
 
-    def start(self, timeout: float = 120) -> "Neo4jServer":
+    def start(self, timeout: float = 120) -> Neo4jServer:
         cp = classpath("neo4j")
         env = self._configure()
         java = [_java(), f"-Xms{self.heap}", f"-Xmx{self.heap}", *JAVA_OPENS, "-cp", cp]
@@ -289,7 +289,7 @@ class KafkaServer(JavaServer):
             "logger.kafkacore.name = kafka\nlogger.kafkacore.level = INFO\n")
         return props
 
-    def start(self, timeout: float = 90) -> "KafkaServer":
+    def start(self, timeout: float = 90) -> KafkaServer:
         cp = classpath("kafka")
         props = self._configure()
         java = [_java(), f"-Xms{self.heap}", f"-Xmx{self.heap}",

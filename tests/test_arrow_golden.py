@@ -20,7 +20,10 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from fieldgraph.normalizers import SchemaNormalizationError, normalize, to_model  # noqa: E402
 from fieldgraph.normalizers.arrow import (  # noqa: E402
-    flatbuffer_from_schema, parse_arrow, parse_parquet, schema_from_flatbuffer,
+    flatbuffer_from_schema,
+    parse_arrow,
+    parse_parquet,
+    schema_from_flatbuffer,
 )
 from fieldgraph.normalizers.struct import column_fields  # noqa: E402
 
@@ -298,7 +301,7 @@ def test_equivalent_hive_types_match_datahub():
     compared = 0
     for case in ("primitives", "temporal", "nested", "maps_unions"):
         root = to_model(SCHEMAS[case], "arrow")
-        for col, arrow_field in zip(root.fields, SCHEMAS[case]):
+        for col, arrow_field in zip(root.fields, SCHEMAS[case], strict=False):
             hive_type = _hive(arrow_field.type)
             if hive_type is None:
                 continue

@@ -8,8 +8,8 @@ which DataHub always leaves False and we set where a recursive reference is cut.
 from __future__ import annotations
 
 import itertools
-import os
 import json
+import os
 import warnings
 
 import pytest

@@ -88,8 +88,9 @@ def test_recursion_through_nullable_self_terminates_and_is_marked():
 
 
 def test_every_input_form_gives_the_same_fields():
-    from .golden import GOLDEN
     import json
+
+    from .golden import GOLDEN
 
     text = (GOLDEN / "avro" / "unions.avsc").read_text()
     expected = normalize(text)

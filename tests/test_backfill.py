@@ -11,14 +11,21 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from fieldgraph.ingest.backfill import (
-    BackfillError, BackfillOptions, list_inputs, merge_values, parse_time, prune_schemas, run_backfill,
+    BackfillError,
+    BackfillOptions,
+    list_inputs,
+    merge_values,
+    parse_time,
+    prune_schemas,
+    run_backfill,
 )
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.events import decode_event
@@ -112,7 +119,7 @@ def _keep_constraints(ev: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if firsts and seconds and max(firsts) > min(seconds):  # all "first" copies before all "second" copies
         tie = sorted(ties)
         vals = sorted((out[i] for i in tie), key=lambda e: '"second"' in e["aspect"]["value"])
-        for i, e in zip(tie, vals):
+        for i, e in zip(tie, vals, strict=False):
             out[i] = e
     # versions of one lineage aspect arrive in stamp order (a late older version is skipped by streaming, which
     # changes an edge's firstSeen: docs/backfill.md); other events stay shuffled
@@ -122,7 +129,7 @@ def _keep_constraints(ev: list[dict[str, Any]]) -> list[dict[str, Any]]:
             by_aspect.setdefault((e["entityUrn"], e["aspectName"]), []).append(i)
     for places in by_aspect.values():
         vals = sorted((out[i] for i in places), key=lambda e: e["systemMetadata"]["lastObserved"])
-        for i, e in zip(places, vals):
+        for i, e in zip(places, vals, strict=False):
             out[i] = e
     for d in (e for e in ev if _is_schema_delete(e)):
         ts = d["systemMetadata"]["lastObserved"]

@@ -40,7 +40,7 @@ def drawn(rows: list[dict]) -> tuple[set[str], set[tuple[str, str]]]:
         for p in row.values():
             if p is not None:
                 nodes.update(urns(p))
-                rels.update(zip(urns(p), urns(p)[1:]))
+                rels.update(zip(urns(p), urns(p)[1:], strict=False))
     return nodes, rels
 
 

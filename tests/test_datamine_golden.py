@@ -14,7 +14,10 @@ import pytest
 
 from fieldgraph.normalizers import SchemaNormalizationError, normalize, to_model, walk
 from fieldgraph.normalizers.datamine import (
-    DataMineSchemaError, parse_datamine, parse_datamine_tables, root_tables,
+    DataMineSchemaError,
+    parse_datamine,
+    parse_datamine_tables,
+    root_tables,
 )
 from fieldgraph.normalizers.detect import detect_format
 

@@ -7,7 +7,11 @@ import json
 import pytest
 
 from fieldgraph.ingest.events import (
-    DatasetUpstreamLineage, EventError, SchemaMetadata, UpstreamLineage, decode_event,
+    DatasetUpstreamLineage,
+    EventError,
+    SchemaMetadata,
+    UpstreamLineage,
+    decode_event,
 )
 from fieldgraph.ingest.replay import decode, read_events
 

@@ -10,7 +10,13 @@ from typer.testing import CliRunner
 from fieldgraph.ingest.cli import app
 from fieldgraph.normalizers import normalize
 from fieldgraph.normalizers.evolution import (
-    Incompatibility, SchemaDiff, Violation, avro_compatible, check, check_compatibility, diff_fields,
+    Incompatibility,
+    SchemaDiff,
+    Violation,
+    avro_compatible,
+    check,
+    check_compatibility,
+    diff_fields,
 )
 
 from .golden import GOLDEN

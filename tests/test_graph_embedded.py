@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, embedded, open_store
 
 from .conftest import ds, dump, ingest, lineage_event, schema_event, sf

@@ -10,7 +10,7 @@ from fieldgraph.graph import AmbiguousReferenceError, GraphError, NotFoundError,
 from fieldgraph.graph import cypher as cy
 from fieldgraph.ingest.plan import field_urn
 
-from .conftest import dump, ds, example_changes, ingest, lineage_event, mcp, schema_event, sf
+from .conftest import ds, dump, example_changes, ingest, lineage_event, mcp, schema_event, sf
 
 pytestmark = pytest.mark.integration
 

@@ -58,7 +58,7 @@ def assert_identical(schema: dict, key: bool) -> None:
         out = normalize(schema, "json-schema", key=key)  # we terminate, and say where we cut
         assert any(f.recursive for f in out)
         return
-    except Rejected as exc:
+    except Rejected:
         with pytest.raises(SchemaNormalizationError):
             normalize(schema, "json-schema", key=key)
         return

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from .conftest import dump, ds, lineage_event, schema_event, sf
+from .conftest import ds, dump, lineage_event, schema_event, sf
 from .kafka_fixtures import FAST_GROUP, duplicates, wait_committed, wait_for
 
 pytestmark = pytest.mark.integration

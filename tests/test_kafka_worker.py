@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from fieldgraph.ingest.cli import app
 
-from .conftest import EXAMPLES, dump, ds, lineage_event, mcp, schema_event, sf
+from .conftest import EXAMPLES, ds, dump, lineage_event, mcp, schema_event, sf
 from .kafka_fixtures import ThreadWorker, duplicates, ingest_files, wait_committed, wait_for, worker_config
 from .services import free_port
 

@@ -15,7 +15,15 @@ from .conftest import ingest
 client = pytest.importorskip("openlineage.client", reason="openlineage-python is a test extra")
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState  # noqa: E402
 from openlineage.client.facet_v2 import (  # noqa: E402
-    column_lineage_dataset as cl, lineage, schema_dataset as sd, sql_job, tags_dataset,
+    column_lineage_dataset as cl,
+)
+from openlineage.client.facet_v2 import (
+    lineage,
+    sql_job,
+    tags_dataset,
+)
+from openlineage.client.facet_v2 import (
+    schema_dataset as sd,
 )
 from openlineage.client.serde import Serde  # noqa: E402
 

@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fieldgraph.normalizers import (
-    DatasetUrn, FieldPath, FieldPathError, FieldUrn, UrnError, is_v2, make_dataset_urn, make_field_urn, v1_path,
+    DatasetUrn,
+    FieldPath,
+    FieldPathError,
+    FieldUrn,
+    UrnError,
+    is_v2,
+    make_dataset_urn,
+    make_field_urn,
+    v1_path,
 )
 from fieldgraph.normalizers.urns import decode, encode
 

@@ -46,7 +46,7 @@ def our_fields(file: str, text: str, imports: dict | None = None, key: bool = Fa
 
 def assert_same(ours: list[dict], theirs: list[dict], context: str) -> None:
     assert [o["fieldPath"] for o in ours] == [t["fieldPath"] for t in theirs], context
-    for o, t in zip(ours, theirs):
+    for o, t in zip(ours, theirs, strict=False):
         assert SchemaField.from_datahub(o) == SchemaField.from_datahub(t), f"{context}: {o['fieldPath']}"
     assert [json.dumps(o) for o in ours] == [json.dumps(t) for t in theirs], context  # byte-identical JSON
 

@@ -38,7 +38,7 @@ def test_make_targets_exist() -> None:
 
 
 def test_paths_exist() -> None:
-    paths = {m.rstrip(".,:;)") for m in re.findall(r"(?<![\w/.:-])((?:%s)/[\w./*-]*|%s)" % (
+    paths = {m.rstrip(".,:;)") for m in re.findall(r"(?<![\w/.:-])((?:{})/[\w./*-]*|{})".format(
         "|".join(re.escape(t) for t in TOP), "|".join(re.escape(f) for f in FILES)), code())}
     paths |= set(re.findall(r"!\[[^\]]*\]\(([^)]+)\)", README))  # images
     assert len(paths) > 10

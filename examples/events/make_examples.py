@@ -138,7 +138,7 @@ report_schema = mcp(REPORT, "schemaMetadata", schema("sales.revenue_report", "ta
 # 5. fact_orders v2 drops `restaurant`
 fact_v2_fields = [f for f in fact_fields if f["fieldPath"] != "restaurant"]
 fact_v2 = mcp(FACT, "schemaMetadata", schema("fact_orders", "hdfs", 2, fact_v2_fields, T0 + 5000, ns=P2A), T0 + 5000)
-for f in json.loads(fact_v2["aspect"]["value"])["fields"]:
+for _f in json.loads(fact_v2["aspect"]["value"])["fields"]:
     pass
 
 (HERE / "01_kafka_orders.json").write_text(json.dumps(kafka, indent=2) + "\n")

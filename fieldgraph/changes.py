@@ -1,0 +1,230 @@
+"""The change model: what a source says happened to a dataset, typed, frozen, with no I/O.
+
+Sources (``fieldgraph.ingest.sources``: DataHub, CDAP, OpenLineage) turn wire events into these;
+the graph (``fieldgraph.graph``) plans and writes them. Nothing below the sources sees a wire model.
+
+- :class:`SchemaChange`: a dataset's whole field set (DataHub ``schemaMetadata``, an OpenLineage
+  ``schema`` facet);
+- :class:`LineageChange`: the whole set of a dataset's incoming edges from one lineage aspect
+  (DataHub ``upstreamLineage``, the RFC's ``datasetUpstreamLineage``); it replaces the previous one;
+- :class:`JobLineageChange`: the edges one job run observed into a dataset (CDAP field operations,
+  OpenLineage column lineage); additive, kept per job with first and last seen times;
+- :class:`AspectDelete` and :class:`DatasetDelete`.
+
+Every change carries ``dataset`` (a canonical dataset URN), ``ts`` (ms; orders changes of one aspect)
+and ``origin`` (where it was read: ``file:line``, ``topic[partition]@offset``). Field references
+(``FieldEdge.downstream``/``upstream``, ``fields``) are field URNs whose path may be v2, v1 dotted
+or an RFC slash path; the graph resolves them against the dataset's fields.
+
+Every ``DataDerivedFrom`` edge, whatever its source, carries one property vocabulary: :class:`EdgeProps`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from fieldgraph.errors import InputError
+from fieldgraph.normalizers.fields import SchemaField
+
+SCHEMA_METADATA: Literal["schemaMetadata"] = "schemaMetadata"
+UPSTREAM_LINEAGE: Literal["upstreamLineage"] = "upstreamLineage"
+DATASET_UPSTREAM_LINEAGE: Literal["datasetUpstreamLineage"] = "datasetUpstreamLineage"
+JOB_LINEAGE: Literal["jobLineage"] = "jobLineage"
+
+LineageAspect: TypeAlias = Literal["upstreamLineage", "datasetUpstreamLineage"]
+AspectName: TypeAlias = Literal["schemaMetadata", "upstreamLineage", "datasetUpstreamLineage", "jobLineage"]
+LINEAGE_ASPECTS: tuple[LineageAspect, ...] = (UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE)
+ASPECTS: tuple[AspectName, ...] = (SCHEMA_METADATA, *LINEAGE_ASPECTS, JOB_LINEAGE)
+
+DIRECT: Literal["DIRECT"] = "DIRECT"
+INDIRECT: Literal["INDIRECT"] = "INDIRECT"
+EdgeKind: TypeAlias = Literal["DIRECT", "INDIRECT"]
+
+_AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "AGGREGATE", "AGGREGATION",
+                           "COUNT_DISTINCT", "MEDIAN", "STDDEV"})
+_MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
+
+
+# --- the edge vocabulary -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeProps:
+    """The properties every ``DataDerivedFrom`` edge carries, whatever its source.
+
+    ``transformation``: Identity, BlackBox or the source's own operation; ``kind``: DIRECT (the value
+    flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
+    ``subtype``: IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...; ``masking``: the value is
+    masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that made it;
+    ``operations``/``operation_descriptions``: the chain of operations (CDAP); ``transformations``: every
+    ``KIND/SUBTYPE`` seen (OpenLineage lists several). DataHub's aspects also say where in the aspect the
+    edge was declared (``upstream_type``, ``downstream_type``, ``index``) and when (``created_at``).
+    """
+
+    source_format: str
+    transformation: str | None = None
+    kind: EdgeKind = DIRECT
+    subtype: str | None = None
+    masking: bool = False
+    confidence: float = 1.0
+    query: str | None = None
+    program: str | None = None
+    run: str | None = None
+    run_time: int | None = None
+    description: str | None = None
+    operations: tuple[str, ...] = ()
+    operation_descriptions: tuple[str, ...] = ()
+    transformations: tuple[str, ...] = ()
+    created_at: int | None = None
+    upstream_type: str | None = None
+    downstream_type: str | None = None
+    index: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in (DIRECT, INDIRECT):
+            raise InputError(f"edge kind must be DIRECT or INDIRECT, got {self.kind!r}")
+
+    def to_props(self) -> dict[str, Any]:
+        """The stored properties (None and empty values are not stored)."""
+        props: dict[str, Any] = {
+            "sourceFormat": self.source_format, "transformation": self.transformation, "kind": self.kind,
+            "subtype": self.subtype, "masking": bool(self.masking), "confidenceScore": float(self.confidence),
+            "query": self.query, "program": self.program, "run": self.run, "runTime": self.run_time,
+            "description": self.description, "operations": list(self.operations) or None,
+            "operationDescriptions": list(self.operation_descriptions) or None,
+            "transformations": list(self.transformations) or None, "createdAt": self.created_at,
+            "upstreamType": self.upstream_type, "downstreamType": self.downstream_type, "index": self.index,
+        }
+        return {k: v for k, v in props.items() if v is not None}
+
+
+def operation_subtype(operation: str | None) -> tuple[str, bool]:
+    """(subtype, masking) of an operation name (DataHub ``transformOperation``, RFC ``transformationFunction``)."""
+    op = (operation or "").rsplit(".", 1)[-1].upper()
+    if op in ("IDENTITY", "COPY"):
+        return "IDENTITY", False
+    if op in _MASKING:
+        return "TRANSFORMATION", True
+    if op in _AGGREGATIONS:
+        return "AGGREGATION", False
+    return "TRANSFORMATION", False
+
+
+def carries_metadata(edge: Mapping[str, Any], *, indirect: bool = False) -> bool:
+    """Whether tags and terms propagate along a stored edge: identity and direct edges carry them, masking
+    edges stop them, indirect ones only when ``indirect`` is set. Edges stored before the vocabulary
+    (no ``kind``) count as direct."""
+    if edge.get("masking"):
+        return False
+    if (edge.get("kind") or DIRECT) == INDIRECT:
+        return indirect
+    return True
+
+
+# --- changes ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FieldEdge:
+    """``downstream`` (a field of the change's dataset) derives from ``upstream`` (a field URN, or a
+    dataset URN in :attr:`LineageChange.dataset_edges`)."""
+
+    downstream: str
+    upstream: str
+    props: EdgeProps
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaChange:
+    """A dataset's whole field set. The newest by ``(version, ts)`` is current; fields it does not list
+    are kept as removed. ``glossary_terms``: field path -> glossary term names."""
+
+    dataset: str
+    fields: tuple[SchemaField, ...]
+    version: int = 0
+    ts: int = 0
+    name: str = ""
+    hash: str = ""
+    platform: str = ""
+    platform_schema: str | None = None
+    glossary_terms: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    origin: str = ""
+    aspect: ClassVar[AspectName] = SCHEMA_METADATA
+
+
+@dataclass(frozen=True, slots=True)
+class LineageChange:
+    """The whole set of a dataset's incoming edges from one lineage ``aspect``; the newest (``ts``) replaces
+    the rest. ``fields`` are downstream fields the aspect names (also those without an edge)."""
+
+    dataset: str
+    aspect: LineageAspect
+    edges: tuple[FieldEdge, ...] = ()
+    dataset_edges: tuple[FieldEdge, ...] = ()
+    fields: tuple[str, ...] = ()
+    ts: int = 0
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class JobLineageChange:
+    """The lineage one run of ``job`` observed into a dataset at ``ts``. Additive: an edge per (field pair,
+    job) keeps its first and last seen times and the newest run's properties. ``fields``: destination
+    fields the job declares (with no upstream too); ``dropped``: ``(field URN, entry)`` of fields it drops."""
+
+    dataset: str
+    job: str
+    format: str
+    run: str | None = None
+    edges: tuple[FieldEdge, ...] = ()
+    fields: tuple[str, ...] = ()
+    dropped: tuple[tuple[str, str], ...] = ()
+    ts: int = 0
+    origin: str = ""
+    aspect: ClassVar[AspectName] = JOB_LINEAGE
+
+
+@dataclass(frozen=True, slots=True)
+class AspectDelete:
+    """One aspect of a dataset removed: a schema's fields become removed, lineage edges go."""
+
+    dataset: str
+    aspect: AspectName
+    ts: int = 0
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetDelete:
+    """The whole dataset removed: every aspect of it."""
+
+    dataset: str
+    ts: int = 0
+    origin: str = ""
+
+    def aspects(self) -> tuple[AspectDelete, ...]:
+        return tuple(AspectDelete(self.dataset, a, self.ts, self.origin) for a in ASPECTS)
+
+
+Change: TypeAlias = SchemaChange | LineageChange | JobLineageChange | AspectDelete | DatasetDelete
+
+
+def references(change: Change) -> list[str]:
+    """The upstream references of a change (field URNs, dataset URNs of dataset edges)."""
+    match change:
+        case LineageChange(edges=edges, dataset_edges=dataset_edges):
+            return [e.upstream for e in edges] + [e.upstream for e in dataset_edges]
+        case JobLineageChange(edges=edges, dropped=dropped):
+            return [e.upstream for e in edges] + [ref for ref, _ in dropped]
+        case _:
+            return []
+
+
+__all__ = [
+    "ASPECTS", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE", "DIRECT", "DatasetDelete",
+    "EdgeKind", "EdgeProps", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange", "LINEAGE_ASPECTS",
+    "LineageAspect", "LineageChange", "SCHEMA_METADATA", "SchemaChange", "UPSTREAM_LINEAGE", "carries_metadata",
+    "operation_subtype", "references",
+]

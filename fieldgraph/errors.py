@@ -1,0 +1,181 @@
+"""Every error fieldgraph raises on purpose, in one tree.
+
+::
+
+    FieldgraphError
+    ├── InputError (ValueError)          bad input: permanent, the message names the input and what is wrong
+    │   ├── SchemaNormalizationError     a schema that cannot become fields (schema, place, reason)
+    │   ├── FieldPathError               a malformed SchemaFieldPath
+    │   ├── UrnError                     a malformed dataset or field URN
+    │   ├── EventError                   a change event that cannot be read (place in the event, reason)
+    │   │   ├── MessageDecodeError       a Kafka message value that is not JSON or Avro (kind)
+    │   │   └── CdapLineageError         CDAP operations that are not an operation graph
+    │   └── ConfigError                  a bad setting: flag, environment, config file, --graph URI
+    │       └── GraphURIError
+    ├── TransientError                   a fault outside fieldgraph that may pass: wait and retry
+    │   ├── GraphUnavailable (GraphError)     the graph cannot be reached, or lost a write to a conflict
+    │   └── SourceUnavailable                 the broker or the schema registry cannot be reached
+    ├── GraphError                       the graph store failed
+    │   ├── GraphUnavailable (transient)
+    │   ├── GraphRefused                 the store refused a statement or its parameters: permanent
+    │   ├── QueryTimeout                 a read went over its time budget
+    │   ├── NotFoundError (LookupError)  a field or dataset the user named is not in the graph
+    │   └── AmbiguousReferenceError      a name that matches several fields
+    ├── WorkerError                      the Kafka worker cannot go on (fatal broker error, DLQ refuses)
+    └── EmitError                        the emitter could not deliver
+
+The worker's rule follows the tree: a :class:`TransientError` pauses and retries the batch; any other
+:class:`FieldgraphError` is permanent, and the event responsible goes to the dead-letter topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class FieldgraphError(Exception):
+    """Base of every error fieldgraph raises on purpose."""
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+class InputError(FieldgraphError, ValueError):
+    """Input fieldgraph cannot use. Permanent: the same input fails the same way."""
+
+
+class SchemaNormalizationError(InputError):
+    """A schema could not be turned into fields.
+
+    ``schema`` names the schema (its declared name, or the file it came from), ``path``
+    the place inside it (``fields[2].type``, ``Order.lines.items``), ``reason`` what is wrong.
+    """
+
+    def __init__(self, reason: str, *, schema: str | None = None, path: str | None = None) -> None:
+        self.reason = reason
+        self.schema = schema
+        self.path = path
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.schema:
+            where.append(f"schema {self.schema!r}")
+        if self.path:
+            where.append(f"at {self.path}")
+        return f"{' '.join(where)}: {self.reason}" if where else self.reason
+
+    def with_schema(self, schema: str) -> SchemaNormalizationError:
+        """The same error, naming the schema if it did not already."""
+        if self.schema:
+            return self
+        return type(self)(self.reason, schema=schema, path=self.path)
+
+
+class FieldPathError(InputError):
+    """A field path is malformed."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"malformed field path {path!r}: {reason}")
+
+
+class UrnError(InputError):
+    """A URN is malformed or of the wrong entity type."""
+
+    def __init__(self, urn: str, reason: str) -> None:
+        self.urn = urn
+        self.reason = reason
+        super().__init__(f"malformed URN {urn!r}: {reason}")
+
+
+class EventError(InputError):
+    """An event cannot be read: ``where`` names the place in the event, ``reason`` what is wrong."""
+
+    def __init__(self, reason: str, *, where: str | None = None) -> None:
+        self.reason = reason
+        self.where = where
+        super().__init__(f"{where}: {reason}" if where else reason)
+
+
+class MessageDecodeError(EventError):
+    """A message value that cannot be read. ``kind``: ``json``, ``avro``, ``schema``, ``empty``."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        self.kind = kind
+        super().__init__(reason)
+
+
+class CdapLineageError(EventError):
+    """The operations of a CDAP field lineage event are not a valid operation graph."""
+
+
+class ConfigError(InputError):
+    """A setting fieldgraph cannot use (flag, environment variable, config file): names it and says why."""
+
+
+class GraphURIError(ConfigError):
+    """A ``--graph`` URI fieldgraph does not understand."""
+
+
+# --- faults that pass ----------------------------------------------------------------------------------
+
+
+class TransientError(FieldgraphError):
+    """A fault outside fieldgraph that may pass (a server down, a lost connection): wait and retry."""
+
+
+class SourceUnavailable(TransientError):
+    """The broker or the schema registry cannot be reached: not bad input, the worker waits."""
+
+
+# --- the graph ---------------------------------------------------------------------------------------
+
+
+class GraphError(FieldgraphError):
+    """The graph store failed (see the subclasses for which failures pass)."""
+
+
+class GraphUnavailable(GraphError, TransientError):
+    """The graph cannot be reached or started, or lost a write to a conflict: retry."""
+
+
+class GraphRefused(GraphError):
+    """The store refused a statement or its parameters (a value it cannot hold): permanent."""
+
+
+class QueryTimeout(GraphError):
+    """A read went over its time budget."""
+
+
+class NotFoundError(GraphError, LookupError):
+    """A field or dataset the user named is not in the graph."""
+
+
+class AmbiguousReferenceError(GraphError, LookupError):
+    """A field name the user gave matches more than one field."""
+
+    def __init__(self, ref: str, candidates: Sequence[str]) -> None:
+        self.ref = ref
+        self.candidates = list(candidates)
+        super().__init__(f"{ref!r} matches {len(candidates)} fields; name one of: " + ", ".join(candidates))
+
+
+# --- the processes ----------------------------------------------------------------------------------
+
+
+class WorkerError(FieldgraphError):
+    """The worker cannot go on (a fatal Kafka error, a dead-letter topic that refuses messages)."""
+
+
+class EmitError(FieldgraphError):
+    """The emitter could not deliver (or was given something it cannot send)."""
+
+
+__all__ = [
+    "AmbiguousReferenceError", "CdapLineageError", "ConfigError", "EmitError", "EventError", "FieldPathError",
+    "FieldgraphError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable", "InputError",
+    "MessageDecodeError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError", "SourceUnavailable",
+    "TransientError", "UrnError", "WorkerError",
+]
