@@ -92,7 +92,7 @@ class LoadProgress:
 
 class EmbeddedServer:
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
-        self.data_dir = Path(data_dir or os.environ.get("FIELDGRAPH_DATA") or DEFAULT_DATA_DIR).absolute()
+        self.data_dir = Path(data_dir or DEFAULT_DATA_DIR).absolute()
         self.socket = self.data_dir / SOCKET_NAME
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -1,11 +1,12 @@
 """Graph stores: one small interface over embedded FalkorDB, a FalkorDB server and Neo4j.
 
-``open_store(uri)`` picks the backend from ``--graph``/``FIELDGRAPH_GRAPH``:
+``open_store(uri)`` picks the backend from the URI (``--graph``; read at the edge, see
+``fieldgraph.ingest.config.GraphConfig``):
 
-- ``embedded`` or ``embedded:PATH`` (default; data folder ``.fieldgraph/`` or ``FIELDGRAPH_DATA``)
+- ``embedded`` or ``embedded:PATH`` (default; data folder ``.fieldgraph/`` or ``data_dir``)
 - ``falkordb://[:password@]host:port[/graph]`` (a FalkorDB server) or ``falkordb+unix:///path/to/sock[?graph=g]``
 - ``bolt://``, ``bolt+s://``, ``neo4j://``, ``neo4j+s://`` (Neo4j; user, password and database from the URI
-  or ``NEO4J_USERNAME``/``NEO4J_PASSWORD``/``NEO4J_DATABASE``)
+  or the ``user``/``password``/``database`` arguments)
 
 Every store runs the statements in ``cypher/``; rows are written in batches of ``batch_size``,
 one round-trip (and for Neo4j one managed write transaction, retried on transient errors) per batch.
@@ -216,10 +217,10 @@ class Neo4jStore(GraphStore):
         self._neo4j = neo4j
         self._read_tx: Any = None  # inside reading()
         self.uri = uri
-        self.database = database or os.environ.get("NEO4J_DATABASE") or None
+        self.database = database or None
         self.batch_size = batch_size
-        user = user or os.environ.get("NEO4J_USERNAME") or os.environ.get("NEO4J_USER") or "neo4j"
-        password = password if password is not None else os.environ.get("NEO4J_PASSWORD", "")
+        user = user or "neo4j"
+        password = password or ""
         try:
             # the driver retries transient errors (deadlocks, a lost connection) for this long; an outage
             # longer than that is the caller's to wait out (the worker pauses and backs off)
@@ -330,10 +331,13 @@ def _neo4j_plain(v: Any) -> Any:
 
 
 def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: str | None = None,
+               user: str | None = None, password: str | None = None, database: str | None = None,
                batch_size: int = DEFAULT_BATCH, schema: bool = True) -> GraphStore:
-    """The store ``uri`` names (default: ``FIELDGRAPH_GRAPH``, else the embedded FalkorDB)."""
-    uri = uri or os.environ.get("FIELDGRAPH_GRAPH") or "embedded"
-    graph = graph or os.environ.get("FIELDGRAPH_GRAPH_NAME") or DEFAULT_GRAPH
+    """The store ``uri`` names (default: the embedded FalkorDB in ``data_dir``). Neo4j credentials and
+    database come from the URI, else from ``user``/``password``/``database``. Nothing is read from the
+    environment here: the caller's edge does that once (``fieldgraph.ingest.config.GraphConfig``)."""
+    uri = uri or "embedded"
+    graph = graph or DEFAULT_GRAPH
     parts = urlsplit(uri)
     scheme = parts.scheme.lower() if "://" in uri else uri.split(":", 1)[0].lower()
     store: GraphStore
@@ -361,9 +365,9 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
         clean = uri.split("?", 1)[0]
         if parts.username:
             clean = clean.replace(parts.netloc, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""))
-        store = Neo4jStore(clean, user=unquote(parts.username) if parts.username else None,
-                           password=unquote(parts.password) if parts.password else None,
-                           database=q.get("database", [None])[0], batch_size=batch_size)
+        store = Neo4jStore(clean, user=unquote(parts.username) if parts.username else user,
+                           password=unquote(parts.password) if parts.password else password,
+                           database=q.get("database", [database])[0], batch_size=batch_size)
     else:
         raise GraphURIError(f"unknown graph URI {uri!r}: use embedded[:PATH], falkordb://host:port[/graph], "
                             "falkordb+unix:///socket, bolt://host:7687 or neo4j://host:7687")

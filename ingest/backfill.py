@@ -608,7 +608,9 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
     files = list_inputs(opts.paths, opts.format)
     ranks = {f: i for i, f in enumerate(files)}
     report = BackfillReport(files=len(files))
-    g = LineageGraph.open(opts.graph, graph=opts.graph_name, batch_size=opts.batch_size)  # the driver keeps it up
+    from fieldgraph.ingest.config import GraphConfig
+
+    g = GraphConfig.from_env(uri=opts.graph, name=opts.graph_name).open(batch_size=opts.batch_size)  # the driver keeps it up
     own_spark = spark is None
     try:
         uri = executor_uri(opts.graph, g.store)

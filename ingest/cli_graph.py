@@ -31,10 +31,10 @@ app.add_typer(server_app, name="server")
 
 @contextmanager
 def _graph(uri: str | None, name: str | None = None) -> Iterator[Any]:
-    from fieldgraph.graph import LineageGraph
+    from fieldgraph.ingest.config import GraphConfig
 
     try:
-        g = LineageGraph.open(uri, graph=name)
+        g = GraphConfig.from_env(uri=uri, name=name).open()
     except FieldgraphError as exc:
         raise fail(str(exc)) from None
     try:
@@ -368,7 +368,8 @@ def _server(data: Path | None) -> Any:
     return EmbeddedServer(data)
 
 
-DataOpt = typer.Option(None, "--data", help="Data folder (default .fieldgraph/ or $FIELDGRAPH_DATA).")
+DataOpt = typer.Option(None, "--data", envvar="FIELDGRAPH_DATA", show_envvar=False,
+                       help="Data folder (default .fieldgraph/ or $FIELDGRAPH_DATA).")
 
 
 @server_app.command("start")

@@ -26,13 +26,39 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.errors import ConfigError
+from fieldgraph.graph import LineageGraph
 
 DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1", "MetadataAuditEvent_v4")
 
 
-class ConfigError(FieldgraphError, ValueError):
-    """A setting that cannot be used; the message names it and where it came from."""
+@dataclass(frozen=True)
+class GraphConfig:
+    """Where the lineage graph is, read once at the edge: flags, then the environment
+    (``FIELDGRAPH_GRAPH``, ``FIELDGRAPH_GRAPH_NAME``, ``FIELDGRAPH_DATA``, ``NEO4J_USERNAME``,
+    ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``), then the defaults (the embedded FalkorDB in ``.fieldgraph/``)."""
+
+    uri: str = "embedded"
+    name: str | None = None
+    data_dir: str | None = None
+    user: str | None = None
+    password: str | None = field(default=None, repr=False)
+    database: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, *, uri: str | None = None, name: str | None = None,
+                 data_dir: str | None = None) -> GraphConfig:
+        env = os.environ if env is None else env
+        return cls(uri=uri or env.get("FIELDGRAPH_GRAPH") or "embedded",
+                   name=name or env.get("FIELDGRAPH_GRAPH_NAME") or None,
+                   data_dir=data_dir or env.get("FIELDGRAPH_DATA") or None,
+                   user=env.get("NEO4J_USERNAME") or env.get("NEO4J_USER") or None,
+                   password=env.get("NEO4J_PASSWORD"), database=env.get("NEO4J_DATABASE") or None)
+
+    def open(self, **kw: Any) -> LineageGraph:
+        """The graph (``kw``: ``batch_size``, ``schema``)."""
+        return LineageGraph.open(self.uri, graph=self.name, data_dir=self.data_dir, user=self.user,
+                                 password=self.password, database=self.database, **kw)
 
 
 @dataclass
@@ -58,6 +84,11 @@ class WorkerConfig:
     strict_aspects: bool = False
     kafka: dict[str, str] = field(default_factory=dict)
     schema_registry: dict[str, str] = field(default_factory=dict)
+    #: the graph with its credentials, as load_config read them (not a setting of its own)
+    graph_target: GraphConfig | None = field(default=None, repr=False)
+
+    def graph_config(self) -> GraphConfig:
+        return self.graph_target or GraphConfig(uri=self.graph or "embedded", name=self.graph_name)
 
 
 _LISTS = {"topics", "avsc"}
@@ -102,7 +133,7 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     """Merge the config file, the environment and the flags (``None`` flags are unset) into a config."""
     env = os.environ if env is None else env
     cfg = WorkerConfig()
-    names = {f.name for f in fields(WorkerConfig)}
+    names = {f.name for f in fields(WorkerConfig)} - {"graph_target"}
     path = path or env.get("FIELDGRAPH_CONFIG")
     if path:
         p = Path(path)
@@ -139,6 +170,7 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
             setattr(cfg, k, _coerce(k, v, f"--{k.replace('_', '-')}"))
     if not cfg.topics:
         raise ConfigError("no topics to subscribe to (--topic)")
+    cfg.graph_target = GraphConfig.from_env(env, uri=cfg.graph, name=cfg.graph_name)
     if cfg.batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {cfg.batch_size}")
     return cfg

@@ -159,7 +159,7 @@ class Worker:
         delay = 0.5
         while True:
             try:
-                return LineageGraph.open(self.config.graph, graph=self.config.graph_name)
+                return self.config.graph_config().open()
             except GraphError as exc:
                 if self._stop.is_set():
                     raise
