@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPORT := 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
-.PHONY: install run test bench neo4j kafka services clean
+.PHONY: install run lint test bench neo4j kafka services clean
 
 # root installs Debian packages directly; anyone else through sudo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -42,7 +42,12 @@ tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 services: $(VENV)/.installed
 	$(PY) -m tests.services fetch
 
-test: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.package-lock.json services
+# ruff and mypy as pyproject.toml configures them (mypy strict for errors, the change model, the normalizers)
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+test: lint /usr/bin/chromium tests/browser/node_modules/.package-lock.json services
 	$(PY) -m pytest
 
 # Real servers in the foreground for a user without Docker (Ctrl-C stops them; data in .fieldgraph/).

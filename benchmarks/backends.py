@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.service
 
 from fieldgraph.graph import EmbeddedServer, GraphStore, LineageGraph, open_store  # noqa: E402
 from fieldgraph.graph import cypher as cy  # noqa: E402
-from fieldgraph.graph.lineage import gc_paused  # noqa: E402
-from fieldgraph.ingest.plan import field_urn  # noqa: E402
+from fieldgraph.graph.plan import field_urn  # noqa: E402
+from fieldgraph.graph.write import gc_paused  # noqa: E402
 
 
 def ds(i: int) -> str:

@@ -36,8 +36,8 @@ from backends import Backend, add_arguments, backend, ds, machine, record_ingest
 
 from fieldgraph.graph import GraphStore, LineageGraph
 from fieldgraph.graph import cypher as cy
-from fieldgraph.ingest.events import decode_event
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.sources import decode_event
 
 
 def col(j: int) -> dict:

@@ -36,7 +36,7 @@ from backends import Backend, add_arguments, backend, machine, record_ingest, re
 
 from fieldgraph.graph import LineageGraph  # noqa: E402
 from fieldgraph.ingest.config import WorkerConfig  # noqa: E402
-from fieldgraph.ingest.events import decode_event  # noqa: E402
+from fieldgraph.ingest.sources import decode_event  # noqa: E402
 from fieldgraph.ingest.worker import Worker  # noqa: E402
 from tests.kafka_fixtures import FAST_GROUP, Broker  # noqa: E402
 from tests.services import KafkaServer  # noqa: E402

@@ -33,7 +33,7 @@ from pathlib import Path
 from backends import ds, write_datasets
 
 from fieldgraph.graph import EmbeddedServer, FalkorStore
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.graph.plan import field_urn
 
 GRAPH = "reopen"
 

@@ -170,7 +170,12 @@ class WorkerError(FieldgraphError):
 
 
 class EmitError(FieldgraphError):
-    """The emitter could not deliver (or was given something it cannot send)."""
+    """An event the emitter cannot build, or deliveries the broker did not confirm (``failures``:
+    (key, reason) pairs)."""
+
+    def __init__(self, message: str, failures: Sequence[tuple[str, str]] = ()) -> None:
+        self.failures = list(failures)
+        super().__init__(message)
 
 
 __all__ = [

@@ -1,15 +1,26 @@
 """fieldgraph.graph: the lineage graph on embedded FalkorDB, a FalkorDB server or Neo4j.
 
-Cypher lives here and in ``cypher/`` only.
+It owns every Cypher statement (``cypher/``) and the one write path: typed changes
+(:mod:`fieldgraph.changes`) are planned (``plan.py``) and written (``write.py``) here.
 """
 
 from .embedded import DEFAULT_DATA_DIR, EmbeddedServer
-from .errors import AmbiguousReferenceError, GraphError, GraphURIError, NotFoundError
+from .errors import (
+    AmbiguousReferenceError,
+    GraphError,
+    GraphRefused,
+    GraphUnavailable,
+    GraphURIError,
+    NotFoundError,
+    QueryTimeout,
+)
 from .lineage import Hop, IngestReport, LineageGraph, LineageResult
-from .store import FalkorStore, GraphStore, Neo4jStore, QueryTimeout, open_store
+from .plan import Plan
+from .store import FalkorStore, GraphStore, Neo4jStore, open_store
+from .write import WriteMode, Writer
 
 __all__ = [
-    "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphStore",
-    "GraphURIError", "Hop", "IngestReport", "LineageGraph", "LineageResult", "Neo4jStore", "NotFoundError",
-    "QueryTimeout", "open_store",
+    "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
+    "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
+    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "WriteMode", "Writer", "open_store",
 ]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import GraphError
+from .errors import GraphError, GraphUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class EmbeddedServer:
         self.process: subprocess.Popen[bytes] | None = None
 
     # -- probing --
-    def _client(self, timeout: float = 2.0):
+    def _client(self, timeout: float = 2.0) -> Any:
         import redis
         from redis.backoff import NoBackoff
         from redis.retry import Retry
@@ -237,7 +237,7 @@ class EmbeddedServer:
             if now - last_sign > timeout:
                 if self.process is not None:
                     self._kill()
-                raise GraphError(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
+                raise GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
                                  f"progress for {timeout:g}s; see {self._log}")
             if now - last_report >= REPORT_EVERY:
                 last_report = now
@@ -252,7 +252,7 @@ class EmbeddedServer:
     def _server_pid(self) -> int | None:
         return self.process.pid if self.process is not None else self._pid()
 
-    def _exited(self, when: str) -> GraphError:
+    def _exited(self, when: str) -> GraphUnavailable:
         stderr = ""
         if self.process is not None:
             stderr = (self.process.stderr.read() if self.process.stderr else b"").decode(errors="replace")
@@ -260,7 +260,7 @@ class EmbeddedServer:
                 self.process.stderr.close()
             self.process = None
         tail = _tail(self._log) or stderr.strip()
-        return GraphError(f"the embedded FalkorDB server in {self.data_dir} exited {when}: {tail}")
+        return GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} exited {when}: {tail}")
 
     def _kill(self) -> None:
         assert self.process is not None
@@ -338,7 +338,7 @@ class EmbeddedServer:
         while True:
             info = c.info("persistence")
             if not _rewriting(info):
-                return info
+                return dict(info)
             now = time.monotonic()
             written = _bytes(self.data_dir.glob("temp-rewriteaof-*"))  # the new snapshot, as it is written
             sign = (info.get("current_fork_perc"), info.get("current_save_keys_processed"), written)
@@ -347,7 +347,7 @@ class EmbeddedServer:
             elif now - last_sign > stall:
                 log.warning("the AOF rewrite of the embedded graph in %s made no progress for %.0fs; "
                             "shutting down without it", self.data_dir, stall)
-                return info
+                return dict(info)
             if now - last_report >= REPORT_EVERY:
                 last_report = now
                 log.info("writing a snapshot of the embedded graph in %s: %.0f%%, %.0f s",

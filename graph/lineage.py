@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.ingest.events import AspectChange
-from fieldgraph.ingest.plan import (
-    DatasetState,
-    FieldState,
-    Plan,
-    carries_metadata,
-    datasets_to_read,
-    field_urn,
-    plan_changes,
-    resolve_reference,
-)
+from fieldgraph.changes import Change, carries_metadata
+from fieldgraph.errors import InputError
 from fieldgraph.normalizers import FieldUrn, UrnError
 from fieldgraph.normalizers.urns import DatasetUrn
 
 from . import cypher as cy
-from .errors import AmbiguousReferenceError, GraphError, NotFoundError
-from .store import GraphStore, QueryTimeout, open_store
+from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
+from .plan import DatasetState, Plan, field_urn, resolve_reference
+from .store import GraphStore, open_store
+from .write import WriteMode, Writer, chunks, gc_paused
 
 DEFAULT_DEPTH_CAP = 50
 DEFAULT_TIME_BUDGET_S = 10.0
@@ -79,7 +70,7 @@ class LineageResult:
 @dataclass
 class IngestReport:
     events: int = 0
-    counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
     ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
 
 
@@ -102,41 +93,26 @@ class LineageGraph:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    # ---- writes ----
+    # ---- writes (the one write path: fieldgraph.graph.write) ----
+
+    def writer(self, mode: WriteMode = WriteMode.SINGLE) -> Writer:
+        return Writer(self.store, mode)
 
     def read_state(self, dataset_urns: Sequence[str]) -> dict[str, DatasetState]:
-        out: dict[str, DatasetState] = {}
-        for i in range(0, len(dataset_urns), 500):
-            for row in self.store.read_state(dataset_urns[i:i + 500]):
-                st = DatasetState.from_compact(row)
-                out[st.urn] = st
-        return out
+        return Writer(self.store).read_state(dataset_urns)
 
-    def plan(self, changes: Sequence[AspectChange]) -> Plan:
-        """Read the state the batch needs and plan it (no writes)."""
-        return plan_changes(changes, self.read_state(datasets_to_read(changes)))
-
-    def apply(self, plan: Plan) -> None:
-        for name, rows in plan.steps():
-            stmt = cy.statement(name)
-            if "$rows" in stmt:
-                self.store.run_rows(stmt, rows)
-            else:
-                self.store.run(stmt, write=True)
-
-    def write(self, changes: Sequence[AspectChange]) -> Plan:
+    def write(self, changes: Sequence[Change], *, mode: WriteMode = WriteMode.SINGLE) -> Plan:
         """Plan and apply one batch of changes."""
-        plan = self.plan(changes)
-        self.apply(plan)
-        return plan
+        return Writer(self.store, mode).write(changes)
 
-    def ingest(self, changes: Iterable[AspectChange], *, batch_events: int = 1000,
+    def ingest(self, changes: Iterable[Change], *, batch_events: int = 1000, mode: WriteMode = WriteMode.SINGLE,
                progress: Callable[[int], None] | None = None) -> IngestReport:
         """Plan and apply ``changes`` in batches of ``batch_events``."""
         report = IngestReport()
+        writer = Writer(self.store, mode)
         with gc_paused():
             for batch in chunks(changes, batch_events):
-                plan = self.write(batch)
+                plan = writer.write(batch)
                 report.counts.update(plan.counts)
                 report.ambiguous.extend(plan.ambiguous)
                 report.events += len(batch)
@@ -285,9 +261,9 @@ class LineageGraph:
         (edges without times always count). ``depth`` hops (default 1: the datasets next to the field).
         """
         if direction not in ("incoming", "outgoing"):
-            raise ValueError(f"direction must be incoming or outgoing, got {direction!r}")
+            raise InputError(f"direction must be incoming or outgoing, got {direction!r}")
         if start is not None and end is not None and start > end:
-            raise ValueError(f"start {start} is after end {end}")
+            raise InputError(f"start {start} is after end {end}")
         urn = self.resolve_field(field)
 
         def in_range(edge: dict[str, Any]) -> bool:
@@ -416,33 +392,8 @@ def label_of(text: str) -> str:
     a glossary term by its URN (``urn:li:glossaryTerm:Classification.Sensitive``)."""
     text = text.strip()
     if not text:
-        raise ValueError("a tag or term name is empty")
+        raise InputError("a tag or term name is empty")
     return text.removeprefix("urn:li:tag:")
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Bulk writes allocate many short-lived, acyclic objects; with millions of decoded events in
-    memory, the cyclic GC's full passes cost more than the work itself. Pause it, then collect once."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def chunks(items: Iterable[Any], n: int) -> Iterable[list[Any]]:
-    """``items`` in lists of ``n`` (the last one shorter)."""
-    buf: list[Any] = []
-    for x in items:
-        buf.append(x)
-        if len(buf) >= n:
-            yield buf
-            buf = []
-    if buf:
-        yield buf
-
-
-__all__ = ["GraphError", "Hop", "IngestReport", "LineageGraph", "LineageResult", "FieldState"]
+__all__ = ["Hop", "IngestReport", "LineageGraph", "LineageResult", "gc_paused"]

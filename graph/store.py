@@ -14,7 +14,6 @@ one round-trip (and for Neo4j one managed write transaction, retried on transien
 
 from __future__ import annotations
 
-import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -23,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import cypher as cy
 from .embedded import EmbeddedServer
-from .errors import GraphError, GraphURIError
+from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, QueryTimeout
 
 DEFAULT_GRAPH = "fieldgraph"
 DEFAULT_BATCH = 2000
@@ -67,7 +66,7 @@ class GraphStore(ABC):
         """Delete the whole graph."""
 
     def close(self) -> None:
-        pass
+        return None
 
     def describe(self) -> str:
         return self.backend
@@ -119,7 +118,7 @@ class FalkorStore(GraphStore):
                 self.db = FalkorDB(host=host, port=port, password=password)
             self.db.connection.ping()
         except Exception as exc:
-            raise GraphError(f"cannot reach {self.where}: {exc}") from None
+            raise GraphUnavailable(f"cannot reach {self.where}: {exc}") from None
         self.graph = self.db.select_graph(graph)
 
     def describe(self) -> str:
@@ -127,7 +126,9 @@ class FalkorStore(GraphStore):
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
             timeout_ms: int | None = None) -> list[dict[str, Any]]:
+        from redis.exceptions import ConnectionError as RedisConnectionError
         from redis.exceptions import ResponseError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
 
         try:
             if write:
@@ -140,10 +141,14 @@ class FalkorStore(GraphStore):
                 return []  # the graph does not exist yet: nothing to read
             if "timed out" in msg.lower():
                 raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
-            raise GraphError(f"{self.describe()} refused the statement: {msg}\n  {cypher.splitlines()[0][:120]}") \
+            if "unique constraint" in msg.lower():  # a concurrent writer created the node first
+                raise GraphUnavailable(f"{self.describe()}: a write conflicted with a concurrent one: {msg}") from None
+            raise GraphRefused(f"{self.describe()} refused the statement: {msg}\n  {cypher.splitlines()[0][:120]}") \
                 from None
-        except Exception as exc:
-            raise GraphError(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # the client cannot send the parameters (a value FalkorDB cannot hold)
+            raise GraphRefused(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
         if not res.header:
             return []
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
@@ -193,10 +198,6 @@ class FalkorStore(GraphStore):
             self.server.stop()
 
 
-class QueryTimeout(GraphError):
-    """A read went over its time budget."""
-
-
 # --- Neo4j --------------------------------------------------------------------------------------------
 
 
@@ -230,7 +231,7 @@ class Neo4jStore(GraphStore):
                                                      notifications_min_severity="OFF")
             self.driver.verify_connectivity()
         except Exception as exc:
-            raise GraphError(f"cannot reach Neo4j at {uri}: {exc}") from None
+            raise GraphUnavailable(f"cannot reach Neo4j at {uri}: {exc}") from None
 
     def describe(self) -> str:
         return f"Neo4j at {self.uri}, database {self.database or '(default)'}"
@@ -240,7 +241,7 @@ class Neo4jStore(GraphStore):
         neo4j = self._neo4j
         args = dict(params or {})
 
-        @neo4j.unit_of_work(timeout=timeout_ms / 1000.0 if timeout_ms else None)
+        @neo4j.unit_of_work(timeout=timeout_ms / 1000.0 if timeout_ms else None)  # type: ignore[untyped-decorator]
         def work(tx: Any) -> list[dict[str, Any]]:
             return _neo4j_rows(tx.run(cypher, args))
 
@@ -270,21 +271,26 @@ class Neo4jStore(GraphStore):
 
     @contextmanager
     def _errors(self, cypher: str, timeout_ms: int | None) -> Iterator[None]:
-        """The driver's errors as fieldgraph's: QueryTimeout for Neo4j's timeout codes, else GraphError."""
+        """The driver's errors as fieldgraph's: QueryTimeout for Neo4j's timeout codes, GraphRefused for what
+        the statement or its parameters caused (client errors, values Bolt cannot pack), else GraphUnavailable
+        (the server down, lost connections, transient and database errors the driver's retries outlasted)."""
         neo4j = self._neo4j
         try:
             yield
         except neo4j.exceptions.Neo4jError as exc:
             if "TransactionTimedOut" in (exc.code or ""):
                 raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
+            if isinstance(exc, neo4j.exceptions.ConstraintError):  # a concurrent writer created the node first
+                raise GraphUnavailable(f"{self.describe()}: a write conflicted with a concurrent one: {exc.message}") \
+                    from None
             if isinstance(exc, neo4j.exceptions.ClientError):
-                raise GraphError(f"{self.describe()} refused the statement: {exc.message}\n"
+                raise GraphRefused(f"{self.describe()} refused the statement: {exc.message}\n"
                                  f"  {cypher.splitlines()[0][:120]}") from None
-            raise GraphError(f"{self.describe()}: {exc.code}: {exc.message}") from None
+            raise GraphUnavailable(f"{self.describe()}: {exc.code}: {exc.message}") from None
         except neo4j.exceptions.DriverError as exc:
-            raise GraphError(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
         except (OverflowError, UnicodeEncodeError, ValueError, TypeError) as exc:  # packing the parameters
-            raise GraphError(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
+            raise GraphRefused(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
                              f"  {cypher.splitlines()[0][:120]}") from None
 
     def ensure_schema(self) -> None:

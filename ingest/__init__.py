@@ -1,3 +1,7 @@
-"""fieldgraph.ingest."""
+"""fieldgraph.ingest: sources, file replay, the Kafka worker, the Spark backfill, the emitter, the CLI."""
 
-from .emitter import EmitError, Emitter, lineage_mcp, schema_mcp  # noqa: F401  (the producer API)
+from fieldgraph.errors import EmitError
+
+from .emitter import Emitter, lineage_mcp, schema_mcp
+
+__all__ = ["EmitError", "Emitter", "lineage_mcp", "schema_mcp"]

@@ -10,7 +10,7 @@ or a ``value`` column holding the event's JSON), Parquet with the event's JSON i
 Files are read whole by one task each (Kafka sinks roll files, so there are many); Avro is decoded with
 fastavro in the executors (Spark's Avro reader is not part of pyspark).
 
-The job, with the planner of :mod:`fieldgraph.ingest.plan` (the code the worker and ``fieldgraph ingest``
+The job, with the planner of :mod:`fieldgraph.graph.plan` (the code the worker and ``fieldgraph ingest``
 run) doing every decision:
 
 1. decode every event in the executors (:func:`fieldgraph.ingest.events.decode_event`); bad records
@@ -42,23 +42,27 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fieldgraph.ingest import events as _events
-from fieldgraph.ingest.events import (
-    DATASET_KEY,
-    LINEAGE_ASPECTS,
+from fieldgraph.changes import (
+    JOB_LINEAGE,
     SCHEMA_METADATA,
-    AspectChange,
-    DatasetUpstreamLineage,
-    SchemaMetadata,
-    UpstreamLineage,
+    AspectDelete,
+    Change,
+    DatasetDelete,
+    JobLineageChange,
+    LineageChange,
+    SchemaChange,
 )
-from fieldgraph.ingest.plan import parse_field_ref
+from fieldgraph.errors import FieldgraphError
+from fieldgraph.graph import GraphStore, WriteMode, Writer
+from fieldgraph.graph.plan import parse_field_ref
+from fieldgraph.graph.write import chunks
+from fieldgraph.ingest.config import GraphConfig
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
-from fieldgraph.normalizers import FieldgraphError
 
 FORMATS = ("json", "jsonl", "avro", "parquet")
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
@@ -167,7 +171,8 @@ def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
         rec = _plain(rec)
     except UnicodeDecodeError as exc:
         return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
-    if isinstance(rec, dict) and value_column in rec and not ({"entityType", "proposedSnapshot", "newSnapshot"} & set(rec)):
+    wrapped = isinstance(rec, dict) and value_column in rec
+    if wrapped and not ({"entityType", "proposedSnapshot", "newSnapshot"} & set(rec)):
         value = rec[value_column]
         if value is None:
             return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
@@ -220,18 +225,13 @@ def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str
 # Values of the reduce are tagged: ("S", [(ordinal, change)...]) schema changes of one dataset,
 # ("L", [(ordinal, change)...]) the changes of one lineage aspect since its newest DELETE,
 # ("R", json) a reject, ("N", n) a count.
-#: additive job lineage (CDAP, OpenLineage runs), when this fieldgraph has it: every run counts
-JOB_LINEAGE = getattr(_events, "JOB_LINEAGE", None)
-_DELETED_ASPECTS = (SCHEMA_METADATA, *LINEAGE_ASPECTS) + ((JOB_LINEAGE,) if JOB_LINEAGE else ())
 _COUNT = "\x00count"
 _REJECT = "\x00reject"
 
 
-def _expand(c: AspectChange) -> list[AspectChange]:
-    """A whole-dataset delete as deletes of each aspect (what :func:`plan_changes` does)."""
-    if c.aspect_name == DATASET_KEY:
-        return [AspectChange(c.dataset_urn, a, None, True, c.ts, c.origin) for a in _DELETED_ASPECTS]
-    return [c]
+def _expand(c: Change) -> Sequence[SchemaChange | LineageChange | JobLineageChange | AspectDelete]:
+    """A whole-dataset delete as deletes of each aspect (what the planner does)."""
+    return c.aspects() if isinstance(c, DatasetDelete) else (c,)
 
 
 def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: str | None,
@@ -241,7 +241,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
 
     An ordinal ``(file rank, file, record, index)`` keeps arrival order, so ties break as in a replay.
     """
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     for name, data in records:
         local = _local_name(name)
         rank = ranks.get(local, ranks.get(name, len(ranks)))
@@ -266,21 +266,21 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                 for x in _expand(c):
                     counts["changes"] += 1
                     o = (rank, local, raw.line, i)
-                    if x.aspect_name == SCHEMA_METADATA:
-                        yield (x.dataset_urn, SCHEMA_METADATA), ("S", [(o, x)])
+                    if x.aspect == SCHEMA_METADATA:
+                        yield (x.dataset, SCHEMA_METADATA), ("S", [(o, x)])
                     else:
-                        yield (x.dataset_urn, x.aspect_name), ("L", [lineage_item(o, x)])
+                        yield (x.dataset, x.aspect), ("L", [lineage_item(o, x)])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
         yield (_COUNT, k), ("N", n)
 
 
-def _schema_key(c: AspectChange) -> tuple[int, int]:
-    return (c.aspect.version if isinstance(c.aspect, SchemaMetadata) else -1, c.ts)
+def _schema_key(c: Change) -> tuple[int, int]:
+    return (c.version if isinstance(c, SchemaChange) else -1, c.ts)
 
 
-def prune_schemas(items: list[tuple[Any, AspectChange]]) -> list[tuple[Any, AspectChange]]:
+def prune_schemas(items: list[tuple[Any, Change]]) -> list[tuple[Any, Change]]:
     """The schema changes of one dataset that can still change the graph, in arrival order.
 
     Kept: the newest non-delete (by ``(version, ts)``, ties: the later arrival), for every field path the
@@ -289,19 +289,19 @@ def prune_schemas(items: list[tuple[Any, AspectChange]]) -> list[tuple[Any, Aspe
     """
     if len(items) == 1:
         return items
-    keep: dict[Any, AspectChange] = {}
-    newest_del: tuple[Any, AspectChange] | None = None
-    newest: tuple[Any, AspectChange] | None = None
-    best: dict[str, tuple[tuple[int, int], Any, AspectChange]] = {}
+    keep: dict[Any, Change] = {}
+    newest_del: tuple[Any, Change] | None = None
+    newest: tuple[Any, Change] | None = None
+    best: dict[str, tuple[tuple[int, int], Any, Change]] = {}
     for o, c in items:
-        if c.delete or not isinstance(c.aspect, SchemaMetadata):
+        if not isinstance(c, SchemaChange):
             if newest_del is None or (c.ts, o) >= (newest_del[1].ts, newest_del[0]):
                 newest_del = (o, c)
             continue
         k = _schema_key(c)
         if newest is None or (k, o) >= (_schema_key(newest[1]), newest[0]):
             newest = (o, c)
-        for f in c.aspect.schema_fields():
+        for f in c.fields:
             b = best.get(f.fieldPath)
             if b is None or (k, o) >= (b[0], b[1]):
                 best[f.fieldPath] = (k, o, c)
@@ -356,13 +356,14 @@ def _finish(acc: list[Any]) -> tuple[str, int, Any]:
     return (acc[0], 0, acc[1])
 
 
-def lineage_item(o: Any, c: AspectChange) -> tuple[Any, int, bool, bytes | None, bytes]:
+def lineage_item(o: Any, c: Change) -> tuple[Any, int, bool, bytes | None, bytes]:
     """A lineage change as it travels: ``(ordinal, ts, delete, digest of its edges, pickled change)``; ordering
     and de-duplication need only the first four, and only the changes written are unpickled."""
+    delete = isinstance(c, AspectDelete)
     digest = None
-    if not c.delete:
+    if not delete:
         digest = hashlib.blake2b(repr(sorted(_edge_keys(c), key=repr)).encode(), digest_size=16).digest()
-    return (o, c.ts, c.delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
+    return (o, c.ts, delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
 
 
 def since_last_delete(items: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
@@ -374,24 +375,22 @@ def since_last_delete(items: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return items
 
 
-def _edge_keys(c: AspectChange) -> frozenset:
-    """The (downstream, upstream) references of a DataHub lineage aspect, canonical but unresolved."""
+def _edge_keys(c: Change) -> frozenset[tuple[Any, ...]]:
+    """The (downstream, kind, upstream) references of a DataHub lineage aspect, canonical but unresolved."""
     def f(ref: str) -> Any:
         try:
             return parse_field_ref(ref) if ref.startswith(("urn:li:datasetField:", "urn:li:schemaField:")) else ref
         except FieldgraphError:
             return ref
-    a = c.aspect
-    out: set = set()
-    if isinstance(a, UpstreamLineage):
-        for fg in a.fineGrainedLineages or []:
-            out.update((f(d), fg.upstreamType, f(u)) for d in fg.downstreams for u in fg.upstreams or [None])
-    elif isinstance(a, DatasetUpstreamLineage):
-        out.update((f(m.destinationField), f(u)) for m in a.fieldMappings for u in m.sourceFields or [None])
+    if not isinstance(c, LineageChange):
+        return frozenset()
+    out: set[tuple[Any, ...]] = {(f(e.downstream), "field", f(e.upstream)) for e in c.edges}
+    out.update((f(e.downstream), "dataset", e.upstream) for e in c.dataset_edges)
+    out.update((f(d), None, None) for d in c.fields)
     return frozenset(out)
 
 
-def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[AspectChange]]:
+def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Change]]:
     """The changes of one lineage aspect as steps to apply in order, one plan per step: what streaming them in
     stamp order, one at a time, writes (edge ``firstSeen`` is the first version of an unbroken run).
 
@@ -400,11 +399,11 @@ def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Aspect
     between deletes, one step each.
     """
     items = since_last_delete(items)
-    steps: list[list[AspectChange]] = []
+    steps: list[list[Change]] = []
     if aspect == JOB_LINEAGE:
         for it in items:
             c = pickle.loads(it[4])
-            if c.delete or not steps or steps[-1][0].delete:
+            if isinstance(c, AspectDelete) or not steps or isinstance(steps[-1][0], AspectDelete):
                 steps.append([c])
             else:
                 steps[-1].append(c)
@@ -422,76 +421,63 @@ def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Aspect
 # --- stages 2 and 3: plan and write in the executors ------------------------------------------------------
 
 
-def executor_uri(uri: str | None, store: Any) -> str:
-    """The URI executors connect with: the embedded server's socket (never starting a server of their own)."""
+def executor_graph(config: GraphConfig, store: GraphStore) -> GraphConfig:
+    """Where executors write: the embedded server's socket (never starting a server of their own), else
+    the driver's graph with its credentials."""
     server = getattr(store, "server", None)
     if server is not None:
-        return f"falkordb+unix://{server.socket}?graph={store.graph_name}"
-    return uri or os.environ.get("FIELDGRAPH_GRAPH") or "embedded"
+        return replace(config, uri=f"falkordb+unix://{server.socket}?graph={getattr(store, 'graph_name', '')}")
+    return config
 
 
-def _open_graph(uri: str, graph_name: str | None, batch_size: int) -> Any:
-    from fieldgraph.graph import LineageGraph, open_store
+@contextmanager
+def _backfill_writer(config: GraphConfig, batch_size: int) -> Iterator[Writer]:
+    g = config.open(batch_size=batch_size, schema=False)
+    try:
+        yield g.writer(WriteMode.BACKFILL)
+    finally:
+        g.close()
 
-    return LineageGraph(open_store(uri, graph=graph_name, batch_size=batch_size, schema=False))
 
-
-def _apply(g: Any, plan: Any, counts: Counter) -> None:
-    """Apply a plan without its global placeholder cleanup (run once at the end, on the driver: run here, it
-    could delete a placeholder another task has created but not yet linked). Edge rows go in a stable
-    order so concurrent Neo4j transactions lock nodes in the same order."""
-    plan.rows["cleanup_placeholder_fields"] = []
-    plan.rows["cleanup_placeholder_datasets"] = []
-    for step in ("merge_field_edges", "merge_dataset_edges"):
-        plan.rows[step].sort(key=lambda r: (r["up"], r["down"]))
+def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str]) -> None:
+    plan = writer.plan(changes)
+    writer.apply(plan)
     counts.update(plan.counts)
     for step, rows in plan.steps():
         counts[f"rows.{step}"] += len(rows)
-    g.apply(plan)
     counts["placeholderMoves"] += len(plan.rows["delete_fields"])
 
 
-def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, AspectChange]]]], uri: str,
-                  graph_name: str | None, batch_size: int) -> Iterator[dict[str, int]]:
+def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, Change]]]], config: GraphConfig,
+                  batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 2 (one task): the schema changes of its datasets, planned against the graph's state and written.
 
     Non-deletes first, then the newest DELETE on top: the order a replay in stamp order applies them, so the
     dataset keeps the schema name and hash of the last schema before a delete, as streaming leaves it.
     """
-    from fieldgraph.graph.lineage import chunks
-
-    counts: Counter = Counter()
-    g = _open_graph(uri, graph_name, batch_size)
-    try:
+    counts: Counter[str] = Counter()
+    with _backfill_writer(config, batch_size) as writer:
         for chunk in chunks(groups, DATASETS_PER_CHUNK):
-            upserts = [c for _, items in chunk for _, c in items if not c.delete]
-            deletes = [c for _, items in chunk for _, c in items if c.delete]
-            for part in (upserts, deletes):
+            changes = [c for _, items in chunk for _, c in items]
+            for part in ([c for c in changes if isinstance(c, SchemaChange)],
+                         [c for c in changes if not isinstance(c, SchemaChange)]):
                 if part:
-                    _apply(g, g.plan(part), counts)
+                    _write(writer, part, counts)
             counts["datasets"] += len(chunk)
-    finally:
-        g.close()
     yield dict(counts)
 
 
-def write_lineage(items: Iterable[tuple[str, list[list[AspectChange]]]], uri: str, graph_name: str | None,
+def write_lineage(items: Iterable[tuple[str, list[list[Change]]]], config: GraphConfig,
                   batch_size: int) -> Iterator[dict[str, int]]:
     """Stage 3 (one task, its downstream datasets): each lineage aspect's steps, planned and written in order.
     Round r plans the r-th step of every aspect of a chunk together (aspects are independent)."""
-    from fieldgraph.graph.lineage import chunks
-
-    counts: Counter = Counter()
-    g = _open_graph(uri, graph_name, batch_size)
-    try:
+    counts: Counter[str] = Counter()
+    with _backfill_writer(config, batch_size) as writer:
         for chunk in chunks(items, DATASETS_PER_CHUNK):
             rounds = max(len(steps) for _, steps in chunk)
             for r in range(rounds):
-                changes = [c for _, steps in chunk if r < len(steps) for c in steps[r]]
-                _apply(g, g.plan(changes), counts)
+                _write(writer, [c for _, steps in chunk if r < len(steps) for c in steps[r]], counts)
             counts["aspects"] += len(chunk)
-    finally:
-        g.close()
     yield dict(counts)
 
 
@@ -512,31 +498,34 @@ class BackfillOptions:
     batch_size: int = 2000
     value_column: str = "value"
     spark_conf: dict[str, str] = field(default_factory=dict)
+    #: the graph as the edge read it (None: ``graph``/``graph_name`` with the environment's credentials)
+    graph_config: GraphConfig | None = None
 
 
 @dataclass
 class BackfillReport:
     files: int = 0
-    counts: Counter = field(default_factory=Counter)
-    schema_counts: Counter = field(default_factory=Counter)
-    lineage_counts: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
+    schema_counts: Counter[str] = field(default_factory=Counter)
+    lineage_counts: Counter[str] = field(default_factory=Counter)
     rejects_path: str | None = None
     seconds: float = 0.0
     graph: dict[str, int] = field(default_factory=dict)
     spark_ui: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        c, s, l = self.counts, self.schema_counts, self.lineage_counts
-        w = s + l
+        c, s, lin = self.counts, self.schema_counts, self.lineage_counts
+        w = s + lin
         nodes = w["rows.upsert_datasets"] + w["rows.upsert_fields"] + w["rows.ensure_datasets"] + \
             w["rows.ensure_fields"]
         return {
             "files": self.files, "events": c["events"], "rejected": c["rejected"], "ignored": c["ignored"],
             "eventsOutOfWindow": c["eventsOutOfWindow"], "aspectChanges": c["aspectChanges"],
             "kept": c["kept"], "superseded": c["changes"] - c["kept"],
-            "schemas": s["schemas"], "schemaDeletes": s["schema_deletes"], "lineages": l["lineages"],
-            "lineageDeletes": l["lineage_deletes"], "fieldsWritten": s["fields"], "fieldsRemoved": s["fields_removed"],
-            "nodesWritten": nodes, "edgesWritten": w["edges"], "placeholdersCreated": l["placeholders"],
+            "schemas": s["schemas"], "schemaDeletes": s["schema_deletes"], "lineages": lin["lineages"],
+            "lineageDeletes": lin["lineage_deletes"], "fieldsWritten": s["fields"],
+            "fieldsRemoved": s["fields_removed"],
+            "nodesWritten": nodes, "edgesWritten": w["edges"], "placeholdersCreated": lin["placeholders"],
             "placeholdersResolved": w["placeholders_resolved"], "ambiguousReferences": w["ambiguous"],
             "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
             "eventsPerSecond": round(c["events"] / self.seconds, 1) if self.seconds else None,
@@ -602,19 +591,15 @@ def spark_session(master: str | None = None, conf: dict[str, str] | None = None)
 def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                  progress: Callable[[str, int, int], None] | None = None) -> BackfillReport:
     """Run the backfill; returns the summary. ``spark``: an existing session (else one is made and stopped)."""
-    from fieldgraph.graph import LineageGraph
-
     started = time.monotonic()
     files = list_inputs(opts.paths, opts.format)
     ranks = {f: i for i, f in enumerate(files)}
     report = BackfillReport(files=len(files))
-    from fieldgraph.ingest.config import GraphConfig
-
-    g = GraphConfig.from_env(uri=opts.graph, name=opts.graph_name).open(batch_size=opts.batch_size)  # the driver keeps it up
+    config = opts.graph_config or GraphConfig.from_env(uri=opts.graph, name=opts.graph_name)
+    g = config.open(batch_size=opts.batch_size)  # the driver keeps it up
     own_spark = spark is None
     try:
-        uri = executor_uri(opts.graph, g.store)
-        name = opts.graph_name
+        target = executor_graph(config, g.store)
         spark = spark or spark_session(opts.master, opts.spark_conf)
         sc = spark.sparkContext
         report.spark_ui = sc.uiWebUrl
@@ -640,21 +625,19 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
 
             prog.set_phase("2/3 writing schemas (datasets, fields)")
             schemas = reduced.filter(lambda kv: kv[1][0] == "S").map(lambda kv: (kv[0][0], pickle.loads(kv[1][2])))
-            for c in schemas.mapPartitions(lambda it: write_schemas(it, uri, name, batch)).collect():
+            for c in schemas.mapPartitions(lambda it: write_schemas(it, target, batch)).collect():
                 report.schema_counts.update(c)
             if report.schema_counts["placeholderMoves"]:
-                g.store.run_named("cleanup_placeholder_fields", write=True)
-                g.store.run_named("cleanup_placeholder_datasets", write=True)
+                g.writer().cleanup_placeholders()
 
             prog.set_phase("3/3 resolving and writing lineage")
             lineage = reduced.filter(lambda kv: kv[1][0] == "L") \
                 .map(lambda kv: (kv[0][0], (kv[0][1], kv[1][2]))).partitionBy(parts) \
                 .mapValues(lambda v: lineage_steps(v[0], pickle.loads(v[1])))
-            for c in lineage.mapPartitions(lambda it: write_lineage(it, uri, name, batch)).collect():
+            for c in lineage.mapPartitions(lambda it: write_lineage(it, target, batch)).collect():
                 report.lineage_counts.update(c)
             prog.set_phase("cleaning up placeholders")
-            g.store.run_named("cleanup_placeholder_fields", write=True)
-            g.store.run_named("cleanup_placeholder_datasets", write=True)
+            g.writer().cleanup_placeholders()
             reduced.unpersist()
         report.graph = g.stats()
     finally:
@@ -695,12 +678,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"[backfill {time.monotonic() - t0:6.1f}s] {phase}" + (f": {done}/{total} tasks" if total else ""),
                   file=sys.stderr, flush=True)
 
-        last = [0.0, ""]
+        last: dict[str, Any] = {"at": 0.0, "phase": ""}
 
         def throttled(phase: str, done: int, total: int) -> None:
             now = time.monotonic()
-            if phase != last[1] or now - last[0] >= 10:
-                last[0], last[1] = now, phase
+            if phase != last["phase"] or now - last["at"] >= 10:
+                last.update(at=now, phase=phase)
                 show(phase, done, total)
 
         report = run_backfill(opts, progress=throttled)

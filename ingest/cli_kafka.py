@@ -79,8 +79,8 @@ def emit_cmd(
     """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer)."""
     from fieldgraph.ingest.config import parse_settings
     from fieldgraph.ingest.emitter import Emitter
-    from fieldgraph.ingest.events import decode_event
     from fieldgraph.ingest.replay import event_files, read_events
+    from fieldgraph.ingest.sources import decode_event
 
     try:
         files = event_files(paths)

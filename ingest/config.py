@@ -28,6 +28,7 @@ from typing import Any
 
 from fieldgraph.errors import ConfigError
 from fieldgraph.graph import LineageGraph
+from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1", "MetadataAuditEvent_v4")
 
@@ -82,6 +83,8 @@ class WorkerConfig:
     #: send events with no aspect fieldgraph reads to the DLQ (for topics only fieldgraph's producers use);
     #: off by default, since DataHub's topics carry every aspect of every entity
     strict_aspects: bool = False
+    #: JSON file mapping OpenLineage namespaces to DataHub platforms (see ingest/sources/openlineage.py)
+    openlineage_platforms: str | None = None
     kafka: dict[str, str] = field(default_factory=dict)
     schema_registry: dict[str, str] = field(default_factory=dict)
     #: the graph with its credentials, as load_config read them (not a setting of its own)
@@ -89,6 +92,9 @@ class WorkerConfig:
 
     def graph_config(self) -> GraphConfig:
         return self.graph_target or GraphConfig(uri=self.graph or "embedded", name=self.graph_name)
+
+    def platforms(self) -> PlatformMapping:
+        return PlatformMapping.load(self.openlineage_platforms) if self.openlineage_platforms else DEFAULT_MAPPING
 
 
 _LISTS = {"topics", "avsc"}
@@ -133,34 +139,10 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     """Merge the config file, the environment and the flags (``None`` flags are unset) into a config."""
     env = os.environ if env is None else env
     cfg = WorkerConfig()
-    names = {f.name for f in fields(WorkerConfig)} - {"graph_target"}
     path = path or env.get("FIELDGRAPH_CONFIG")
     if path:
-        p = Path(path)
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            raise ConfigError(f"{p}: reading a TOML config file needs Python 3.11 or newer") from None
-        try:
-            doc = tomllib.loads(p.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{p}: not TOML: {exc}") from None
-        for k, v in doc.items():
-            if k not in names:
-                raise ConfigError(f"{p}: unknown setting {k!r}; known: {', '.join(sorted(names))}")
-            setattr(cfg, k, _coerce(k, v, str(p)))
-    for key, value in env.items():
-        if not key.startswith("FIELDGRAPH_") or key in ("FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA"):
-            continue
-        rest = key[len("FIELDGRAPH_"):]
-        if rest.startswith("SCHEMA_REGISTRY_") and rest != "SCHEMA_REGISTRY_URL":
-            cfg.schema_registry[rest[len("SCHEMA_REGISTRY_"):].lower().replace("_", ".")] = value
-        elif rest.startswith("KAFKA_"):
-            cfg.kafka[rest[len("KAFKA_"):].lower().replace("_", ".")] = value
-        elif rest.lower() in names and rest.lower() not in _DICTS:
-            setattr(cfg, rest.lower(), _coerce(rest.lower(), value, f"environment {key}"))
+        _read_file(cfg, Path(path))
+    _read_env(cfg, env)
     for k, v in (flags or {}).items():
         if v is None or (k in _LISTS | _DICTS and not v):
             continue
@@ -176,6 +158,37 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     return cfg
 
 
+_NAMES = {f.name for f in fields(WorkerConfig)} - {"graph_target"}
+
+
+def _read_file(cfg: WorkerConfig, p: Path) -> None:
+    import tomllib
+
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: not TOML: {exc}") from None
+    for k, v in doc.items():
+        if k not in _NAMES:
+            raise ConfigError(f"{p}: unknown setting {k!r}; known: {', '.join(sorted(_NAMES))}")
+        setattr(cfg, k, _coerce(k, v, str(p)))
+
+
+def _read_env(cfg: WorkerConfig, env: Mapping[str, str]) -> None:
+    for key, value in env.items():
+        if not key.startswith("FIELDGRAPH_") or key in ("FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA"):
+            continue
+        rest = key[len("FIELDGRAPH_"):]
+        if rest.startswith("SCHEMA_REGISTRY_") and rest != "SCHEMA_REGISTRY_URL":
+            cfg.schema_registry[rest[len("SCHEMA_REGISTRY_"):].lower().replace("_", ".")] = value
+        elif rest.startswith("KAFKA_"):
+            cfg.kafka[rest[len("KAFKA_"):].lower().replace("_", ".")] = value
+        elif rest.lower() in _NAMES and rest.lower() not in _DICTS:
+            setattr(cfg, rest.lower(), _coerce(rest.lower(), value, f"environment {key}"))
+
+
 def parse_settings(items: list[str], option: str) -> dict[str, str]:
     """``-X name=value`` pairs."""
     out = {}
@@ -185,3 +198,9 @@ def parse_settings(items: list[str], option: str) -> dict[str, str]:
             raise ConfigError(f"{option} {item!r}: expected name=value")
         out[k.strip()] = v
     return out
+
+
+def platforms_from_env(env: Mapping[str, str] | None = None) -> PlatformMapping:
+    """The OpenLineage platform mapping ``FIELDGRAPH_OPENLINEAGE_PLATFORMS`` names, else the defaults."""
+    path = (os.environ if env is None else env).get("FIELDGRAPH_OPENLINEAGE_PLATFORMS")
+    return PlatformMapping.load(path) if path else DEFAULT_MAPPING

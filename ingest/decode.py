@@ -20,18 +20,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.errors import MessageDecodeError, SourceUnavailable
 
 MAGIC = 0
-
-
-class MessageDecodeError(FieldgraphError, ValueError):
-    """A message value that cannot be read. ``kind``: ``json``, ``avro``, ``schema``, ``empty``."""
-
-    def __init__(self, kind: str, reason: str) -> None:
-        self.kind = kind
-        self.reason = reason
-        super().__init__(reason)
 
 
 #: topic prefix -> Avro record (short) name of the events it carries
@@ -160,7 +151,7 @@ class ValueDecoder:
         return obj
 
 
-class RegistryUnavailable(FieldgraphError):
+class RegistryUnavailable(SourceUnavailable):
     """The schema registry cannot be reached: not bad input, the worker retries."""
 
 

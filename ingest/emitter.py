@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.normalizers import FieldgraphError, SchemaField, UrnError, normalize
-from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn
+from fieldgraph.errors import EmitError, FieldgraphError, UrnError
+from fieldgraph.normalizers import SchemaField, normalize
+from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn, make_field_urn
 
 DEFAULT_TOPIC = "MetadataChangeProposal_v1"
 
@@ -29,14 +30,6 @@ IDEMPOTENT = {"enable.idempotence": True, "acks": "all", "max.in.flight.requests
               "linger.ms": 10}
 
 _PLATFORM_SCHEMA = {"avro": "AVRO", "json-schema": "JSON", "protobuf": "PROTOBUF"}
-
-
-class EmitError(FieldgraphError):
-    """An event that cannot be built, or deliveries the broker did not confirm (``failures``)."""
-
-    def __init__(self, message: str, failures: Sequence[tuple[str, str]] = ()) -> None:
-        self.failures = list(failures)
-        super().__init__(message)
 
 
 def canonical_dataset(urn: str) -> str:
@@ -110,7 +103,7 @@ def _field(urn: str, ref: str) -> str:
         except UrnError as exc:
             raise EmitError(f"field URN {ref!r}: {exc}") from None
         return ref
-    return f"urn:li:schemaField:({urn},{ref})"
+    return make_field_urn(urn, ref, form="schemaField")
 
 
 def lineage_mcp(dataset_urn: str, edges: Iterable[tuple[str, Iterable[str]]], *,
@@ -119,7 +112,8 @@ def lineage_mcp(dataset_urn: str, edges: Iterable[tuple[str, Iterable[str]]], *,
     """An ``upstreamLineage`` MCP: ``edges`` are (downstream field path or URN of this dataset,
     upstream field URNs). It is the dataset's whole field lineage (it replaces the previous one)."""
     urn = canonical_dataset(dataset_urn)
-    fgl, upstream_ds = [], {}
+    fgl: list[dict[str, Any]] = []
+    upstream_ds: dict[str, None] = {}
     for down, ups in edges:
         ups = [_field(urn, u) for u in ups]
         for u in ups:

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.changes import Change
+from fieldgraph.errors import FieldgraphError
 
-from .events import AspectChange, decode_event
+from .sources import decode_event
+from .sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
 
@@ -119,12 +121,12 @@ def _array(name: str, text: str) -> Iterator[RawEvent]:
     yield RawEvent(name, text.count("\n") + 1, error="unterminated JSON array")
 
 
-def decode(raw: RawEvent) -> tuple[list[AspectChange], Reject | None]:
-    """The aspect changes of one raw event, or why it is rejected."""
+def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING) -> tuple[list[Change], Reject | None]:
+    """The changes of one raw event, or why it is rejected."""
     if raw.error is not None:
         return [], Reject(raw.file, raw.line, raw.error, raw.text)
     try:
-        return decode_event(raw.event, origin=raw.where), None
+        return decode_event(raw.event, origin=raw.where, platforms=platforms), None
     except FieldgraphError as exc:
         return [], Reject(raw.file, raw.line, str(exc), raw.event)
 

@@ -2,10 +2,14 @@
 
 One loop, one thread, micro-batches::
 
-    poll up to batch_size messages -> decode each (JSON or Avro) -> decode_event (the same pure code
-    as file replay) -> bad ones to the dead-letter topic (flushed, delivery confirmed) -> plan and write
-    the batch to the graph (retried with backoff while the graph is down; partitions paused) ->
-    re-resolve placeholders of the datasets the batch touched -> commit the batch's offsets (sync).
+    poll up to batch_size messages -> decode (JSON or Avro, then the sources' decode_event: the same
+    code as file replay) -> write the batch through the graph's one write path (concurrent-writers
+    mode) -> bad ones to the dead-letter topic (flushed, delivery confirmed) -> commit the batch's
+    offsets (sync).
+
+A transient fault (:class:`fieldgraph.errors.TransientError`: the graph or the schema registry down)
+pauses the partitions and retries the batch with backoff, serving the consumer meanwhile; a permanent
+one (bad input, a value the graph refuses) dead-letters the event responsible and the rest goes on.
 
 Offsets are committed only after the graph write and the DLQ delivery covering them succeeded, so a
 crash at any moment loses nothing; the replay after it rewrites the same aspects, which the planner
@@ -13,12 +17,8 @@ treats as no-ops or identical overwrites (newest stamp wins, equal stamps re-app
 nothing. A batch always completes before the next poll, so a rebalance (which runs inside poll)
 never takes partitions from under an unfinished batch; SIGTERM/SIGINT stop the loop after the batch.
 
-Two workers writing at once (different partitions) can race: a lineage batch reads dataset X without
-a schema and creates placeholder fields while another worker writes X's schema. Placeholder
-resolution is idempotent (moving edges from a placeholder that is gone is a no-op), so after each
-batch the worker re-reads the datasets that got a schema or a new placeholder in the batch and
-resolves what now resolves. Whichever writer finishes last sees both writes, so no placeholder
-that a schema resolves survives.
+Several workers writing at once (different partitions) can race; the graph's concurrent-writers
+mode (``fieldgraph.graph.write``) makes that safe.
 """
 
 from __future__ import annotations
@@ -30,31 +30,32 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from fieldgraph.graph import GraphError, LineageGraph
-from fieldgraph.graph import cypher as cy
-from fieldgraph.graph.lineage import gc_paused
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.changes import Change
+from fieldgraph.errors import (
+    FieldgraphError,
+    GraphError,
+    MessageDecodeError,
+    SourceUnavailable,
+    TransientError,
+    WorkerError,
+)
+from fieldgraph.graph import LineageGraph, Plan, WriteMode
+from fieldgraph.graph.write import gc_paused
 
 from .config import WorkerConfig
-from .decode import MessageDecodeError, RegistryUnavailable, ValueDecoder
-from .events import SCHEMA_METADATA, AspectChange, decode_event
-from .plan import DatasetState, Plan, Resolver, datasets_to_read, field_urn
+from .decode import ValueDecoder
+from .sources import decode_event
+
+T = TypeVar("T")
 
 log = logging.getLogger("fieldgraph.worker")
-
-#: plan steps the worker runs with a statement that is safe when several workers write at once
-WORKER_STATEMENTS = {"ensure_fields": "ensure_placeholder_fields"}
 
 #: DLQ headers
 H_ERROR, H_REASON = "fieldgraph.error", "fieldgraph.reason"
 H_TOPIC, H_PARTITION, H_OFFSET = "fieldgraph.original.topic", "fieldgraph.original.partition", \
     "fieldgraph.original.offset"
-
-
-class WorkerError(FieldgraphError):
-    """The worker cannot go on (a fatal Kafka error, a DLQ that refuses messages)."""
 
 
 @dataclass
@@ -71,7 +72,17 @@ class Stats:
     last_batch_s: float = 0.0
     lag: int = 0
     started: float = field(default_factory=time.monotonic)
-    dlq_by_kind: Counter = field(default_factory=Counter)
+    dlq_by_kind: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class _Batch:
+    """One poll's messages decoded: the changes, the changes per message, and the bad messages with
+    (kind, reason)."""
+
+    changes: list[Change] = field(default_factory=list)
+    per_msg: list[tuple[Any, list[Change]]] = field(default_factory=list)
+    bad: list[tuple[Any, str, str]] = field(default_factory=list)
 
 
 class _Metrics:
@@ -108,6 +119,7 @@ class Worker:
         self.stats = Stats()
         self.decoder = ValueDecoder(registry_url=config.schema_registry_url, registry_conf=config.schema_registry,
                                     avsc=config.avsc)
+        self.platforms = config.platforms()
         self._graph = graph
         self._stop = threading.Event()
         self._consumer: Any = None
@@ -156,16 +168,10 @@ class Worker:
                  ",".join(cfg.topics), cfg.graph or "embedded")
 
     def _open_graph(self) -> LineageGraph:
-        delay = 0.5
-        while True:
-            try:
-                return self.config.graph_config().open()
-            except GraphError as exc:
-                if self._stop.is_set():
-                    raise
-                log.warning("graph unavailable (%s); retrying in %.1fs", exc, delay)
-                self._wait(delay)
-                delay = min(delay * 2, self.config.retry_max_s)
+        graph = self._retrying("opening the graph", self.config.graph_config().open, give_up_on_revoke=False)
+        if graph is None:
+            raise WorkerError("stopped before the graph could be opened")
+        return graph
 
     def close(self) -> None:
         if self._consumer is not None:
@@ -241,165 +247,109 @@ class Worker:
         log.warning("Kafka: %s", err)
         return True
 
-    # ---- one batch ----
+    # ---- one batch: decode -> write -> dead-letter -> commit ----
 
     def process(self, msgs: Sequence[Any]) -> None:
         t0 = time.monotonic()
-        decoded = self._decode_all(msgs)
-        if decoded is None:
-            return
-        changes, per_msg, bad = decoded
-        with gc_paused():
-            plan = self._write(changes, per_msg, bad)
-        if plan is None:  # stopped, or partitions revoked while waiting for the graph: nothing committed
+        batch = self._retrying("reading the batch", lambda: self._decode_all(msgs))
+        written = None if batch is None else self._retrying("graph write", lambda: self._write(batch),
+                                                            count=True)
+        if batch is None or written is None:  # stopped, or partitions revoked while waiting: nothing committed
             if not self._stop.is_set():  # keep the partitions still ours, in order, for the next batch
                 self._backlog = [m for m in msgs if (m.topic(), m.partition()) in self._assigned] + self._backlog
             return
-        self._send_dlq(bad)
+        plan, refused = written
+        self._send_dlq(batch.bad + refused)
         self._commit(msgs)
         dt = time.monotonic() - t0
         s = self.stats
         s.messages += len(msgs)
-        s.changes += len(changes)
+        s.changes += len(batch.changes)
         s.fields += plan.counts["fields"]
         s.batches += 1
         s.last_batch_s = dt
         if self._metrics:
             self._metrics.messages.inc(len(msgs))
-            self._metrics.changes.inc(len(changes))
+            self._metrics.changes.inc(len(batch.changes))
             self._metrics.fields.inc(plan.counts["fields"])
             self._metrics.latency.observe(dt)
 
-    def _decode_all(self, msgs: Sequence[Any]) -> tuple[list[AspectChange], list[tuple[Any, list[AspectChange]]], list[tuple[Any, str, str]]] | None:
-        delay = 0.5
-        while True:
-            changes: list[AspectChange] = []
-            bad: list[tuple[Any, str, str]] = []
-            per_msg: list[tuple[Any, list[AspectChange]]] = []
-            try:
-                for m in msgs:
-                    try:
-                        obj = self.decoder.decode(m.value(), m.topic())
-                        cs = decode_event(obj, origin=f"{m.topic()}[{m.partition()}]@{m.offset()}")
-                    except MessageDecodeError as exc:
-                        bad.append((m, exc.kind, exc.reason))
-                        continue
-                    except RegistryUnavailable:
-                        raise
-                    except FieldgraphError as exc:  # EventError and anything the models refuse
-                        bad.append((m, "event", str(exc)))
-                        continue
-                    except Exception as exc:  # noqa: BLE001 - bad input never stops the worker
-                        bad.append((m, "event", f"{type(exc).__name__}: {exc}"))
-                        continue
-                    if not cs:
-                        self.stats.ignored += 1
-                        if self.config.strict_aspects:
-                            bad.append((m, "aspect", _unused_reason(obj)))
-                        continue
-                    changes.extend(cs)
-                    per_msg.append((m, cs))
-                if self._paused:
-                    self._resume()
-                return changes, per_msg, bad
-            except RegistryUnavailable as exc:  # not bad input: wait for the registry like for the graph
-                log.warning("%s; retrying in %.1fs, offsets not committed", exc, delay)
-                self._pause()
-                self._wait(delay)
-                delay = min(delay * 2, self.config.retry_max_s)
-                if self._stop.is_set():
-                    return None
-
-    def _write(self, changes: list[AspectChange], per_msg: list[tuple[Any, list[AspectChange]]],
-               bad: list[tuple[Any, str, str]]) -> Plan | None:
-        """Write the batch, retrying while the graph is unavailable. ``None``: gave up (stop/revoke)."""
+    def _retrying(self, what: str, attempt: Callable[[], T], *, count: bool = False,
+                  give_up_on_revoke: bool = True) -> T | None:
+        """``attempt()``, retried with backoff while it fails with a :class:`TransientError`; meanwhile the
+        partitions are paused and the consumer served. ``None``: gave up (stopping, or partitions revoked)."""
         delay = 0.5
         self._revoked_during_wait = set()
         while True:
             try:
-                try:
-                    plan = self._write_checked(changes)
-                except GraphError:
-                    raise
-                except FieldgraphError:
-                    # input the decoder accepted but the planner refused: isolate it, message by message
-                    plan = self._write_each(per_msg, bad)
-                self._settle_placeholders(changes, plan)
-                if self._paused:
-                    self._resume()
-                return plan
-            except GraphError as exc:
-                self.stats.graph_retries += 1
-                if self._metrics:
-                    self._metrics.retries.inc()
-                log.warning("graph write failed, offsets not committed; retrying in %.1fs: %s", delay, exc)
+                result = attempt()
+            except TransientError as exc:
+                if count:
+                    self.stats.graph_retries += 1
+                    if self._metrics:
+                        self._metrics.retries.inc()
+                log.warning("%s failed, offsets not committed; retrying in %.1fs: %s", what, delay, exc)
                 self._pause()
                 self._wait(delay)
                 delay = min(delay * 2, self.config.retry_max_s)
-                if self._stop.is_set() or self._revoked_during_wait:
+                if self._stop.is_set() or (give_up_on_revoke and self._revoked_during_wait):
                     log.info("giving up the uncommitted batch (%s); it will be consumed again",
                              "stopping" if self._stop.is_set() else "partitions revoked")
                     if self._paused:
                         self._resume()
                     return None
-
-    def _apply(self, plan: Plan) -> None:
-        """``LineageGraph.apply`` with the statements safe under concurrent writers (see ``WORKER_STATEMENTS``)."""
-        store = self._graph.store
-        for name, rows in plan.steps():
-            stmt = cy.statement(WORKER_STATEMENTS.get(name, name))
-            if "$rows" in stmt:
-                store.run_rows(stmt, rows)
-            else:
-                store.run(stmt, write=True)
-
-    def _write_checked(self, changes: Sequence[AspectChange]) -> Plan:
-        """Plan, apply, and check the planned lineage edges exist; write again (idempotent) if another
-        worker's placeholder cleanup removed a node between two of this batch's statements."""
-        for attempt in range(1, 6):
-            plan = self._graph.plan(changes)
-            self._apply(plan)
-            rows = [{"down": r["down"], "up": r["up"], "source": r["source"]}
-                    for step in ("merge_field_edges", "merge_dataset_edges") for r in plan.rows[step]]
-            if not rows or self._count_edges(rows) >= len({(r["down"], r["up"], r["source"]) for r in rows}):
-                return plan
-            log.info("a concurrent write removed a node this batch's edges need; writing the batch again (%d)",
-                     attempt)
-        raise GraphError("lineage edges of a batch went missing after 5 writes (concurrent writers?)")
-
-    def _count_edges(self, rows: list[dict[str, Any]]) -> int:
-        stmt = cy.statement("count_lineage_edges")
-        n = 0
-        for i in range(0, len(rows), 5000):
-            res = self._graph.store.run(stmt, {"rows": rows[i:i + 5000]})
-            n += int(res[0]["n"]) if res else 0
-        return n
-
-    def _write_each(self, per_msg: list[tuple[Any, list[AspectChange]]],
-                    bad: list[tuple[Any, str, str]]) -> Plan:
-        total = Plan()
-        for m, cs in per_msg:
-            try:
-                p = self._write_checked(cs)
-            except GraphError:
-                raise
-            except FieldgraphError as exc:
-                bad.append((m, "plan", str(exc)))
                 continue
-            total.counts.update(p.counts)
-        return total
+            if self._paused:
+                self._resume()
+            return result
 
-    def _settle_placeholders(self, changes: Sequence[AspectChange], plan: Plan) -> None:
-        """Resolve placeholders of the datasets that got a schema or a placeholder in this batch (see module doc)."""
-        urns = {c.dataset_urn for c in changes if c.aspect_name == SCHEMA_METADATA}
-        urns.update(r["datasetUrn"] for r in plan.rows.get("ensure_fields", ()))
-        if not urns:
-            return
-        state = self._graph.read_state(sorted(urns))
-        fix = plan_placeholder_resolution(state)
-        if fix.steps():
-            self._apply(fix)
-            log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+    def _decode_all(self, msgs: Sequence[Any]) -> _Batch:
+        """Decode every message; bad ones are set aside with their reason (a registry outage raises)."""
+        batch = _Batch()
+        for m in msgs:
+            try:
+                obj = self.decoder.decode(m.value(), m.topic())
+                cs = decode_event(obj, origin=f"{m.topic()}[{m.partition()}]@{m.offset()}", platforms=self.platforms)
+            except SourceUnavailable:
+                raise
+            except MessageDecodeError as exc:
+                batch.bad.append((m, exc.kind, exc.reason))
+                continue
+            except FieldgraphError as exc:  # EventError and anything the models refuse
+                batch.bad.append((m, "event", str(exc)))
+                continue
+            except Exception as exc:  # noqa: BLE001 - bad input never stops the worker
+                batch.bad.append((m, "event", f"{type(exc).__name__}: {exc}"))
+                continue
+            if not cs:
+                self.stats.ignored += 1
+                if self.config.strict_aspects:
+                    batch.bad.append((m, "aspect", _unused_reason(obj)))
+                continue
+            batch.changes.extend(cs)
+            batch.per_msg.append((m, cs))
+        return batch
+
+    def _write(self, batch: _Batch) -> tuple[Plan, list[tuple[Any, str, str]]]:
+        """Write the batch; if the graph refuses it for good, message by message, setting aside the ones it
+        refuses. Transient errors propagate (the caller retries the whole batch)."""
+        assert self._graph is not None
+        with gc_paused():
+            try:
+                return self._graph.write(batch.changes, mode=WriteMode.CONCURRENT), []
+            except TransientError:
+                raise
+            except FieldgraphError:
+                pass
+            total, refused = Plan(), []
+            for m, cs in batch.per_msg:
+                try:
+                    total.counts.update(self._graph.write(cs, mode=WriteMode.CONCURRENT).counts)
+                except TransientError:
+                    raise
+                except FieldgraphError as exc:
+                    refused.append((m, "graph" if isinstance(exc, GraphError) else "plan", str(exc)))
+            return total, refused
 
     def _pause(self) -> None:
         if not self._paused and self._consumer is not None:
@@ -522,27 +472,6 @@ def _parts(partitions: list[Any]) -> str:
     return ", ".join(f"{p.topic}[{p.partition}]" for p in partitions) or "nothing"
 
 
-def plan_placeholder_resolution(state: dict[str, DatasetState]) -> Plan:
-    """Pure: the writes that resolve placeholder fields against the real fields of their dataset
-    (the same rows ``plan_changes`` emits when a schema arrives). Idempotent."""
-    plan = Plan()
-    for urn, st in state.items():
-        if not any(f.placeholder for f in st.fields.values()) or all(f.placeholder for f in st.fields.values()):
-            continue
-        resolver = Resolver(st.fields.values())
-        for furn, fs in st.fields.items():
-            if not fs.placeholder:
-                continue
-            kind, paths = resolver.resolve(fs.refPath or fs.fieldPath)
-            if kind in ("unique", "exact") and field_urn(urn, paths[0]) != furn:
-                target = field_urn(urn, paths[0])
-                plan.rows["move_out_edges"].append({"from": furn, "to": target})
-                plan.rows["move_in_edges"].append({"from": furn, "to": target})
-                plan.rows["delete_fields"].append({"urn": furn})
-                plan.counts["placeholders_resolved"] += 1
-    return plan
-
-
 def run_worker(config: WorkerConfig, *, install_signals: bool = True,
                on_start: Callable[[Worker], None] | None = None) -> Stats:
     w = Worker(config)
@@ -553,5 +482,4 @@ def run_worker(config: WorkerConfig, *, install_signals: bool = True,
     return w.run()
 
 
-__all__ = ["Worker", "WorkerConfig", "WorkerError", "Stats", "plan_placeholder_resolution", "run_worker",
-           "datasets_to_read"]
+__all__ = ["Stats", "Worker", "WorkerConfig", "WorkerError", "run_worker"]

@@ -188,7 +188,7 @@ def lineage_event(urn: str, edges: list[tuple[str, list[str]]], ts: int, op: str
 
 
 def ingest(g: Any, *events: dict[str, Any], batch_events: int = 1000) -> Any:
-    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.sources import decode_event
 
     changes = [c for e in events for c in decode_event(e)]
     return g.ingest(changes, batch_events=batch_events)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from fieldgraph.changes import LineageChange
 from fieldgraph.ingest.backfill import (
     BackfillError,
     BackfillOptions,
@@ -28,7 +29,7 @@ from fieldgraph.ingest.backfill import (
     run_backfill,
 )
 from fieldgraph.ingest.cli import app
-from fieldgraph.ingest.events import decode_event
+from fieldgraph.ingest.sources import decode_event
 
 from .conftest import column, dump, mcp
 
@@ -386,10 +387,10 @@ def test_lineage_steps() -> None:
         acc = merge_values(acc, x)
     steps = lineage_steps("upstreamLineage", acc[1])
     # from the delete on; equal-edge runs collapse to their first version; ties go to the later arrival
-    assert [s[0].aspect.fineGrainedLineages[0].transformOperation if s[0].aspect else "DELETE" for s in steps] == \
+    assert [s[0].edges[0].props.transformation if isinstance(s[0], LineageChange) else "DELETE" for s in steps] == \
         ["DELETE", "A", "B", "C"]
     steps = lineage_steps("upstreamLineage", [x for x in acc[1] if x[1] <= 30])
-    assert [s[0].aspect.fineGrainedLineages[0].transformOperation for s in steps[1:]] == ["A", "A3"]
+    assert [s[0].edges[0].props.transformation for s in steps[1:]] == ["A", "A3"]
 
 
 def test_bad_options(tmp_path) -> None:

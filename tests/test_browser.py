@@ -14,7 +14,7 @@ import pytest
 
 from fieldgraph.graph import LineageGraph
 from fieldgraph.graph import cypher as cy
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.graph.plan import field_urn
 
 from .conftest import ds, example_changes
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from fieldgraph.ingest.cdap import CdapLineageError
-from fieldgraph.ingest.events import EventError, decode_event
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.errors import EventError
+from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.sources import decode_event
+from fieldgraph.ingest.sources.cdap import CdapLineageError
 
 from .conftest import ingest, schema_event
 
@@ -42,7 +43,7 @@ def event(*ops, time=T0, run="run-1", program="default.UserApp.workflow.Normaliz
 
 def edges_of(ev) -> dict[tuple[str, str], dict]:
     """(down field URN, up field URN) -> props, over every destination."""
-    return {(e.downstream, e.upstream): e.props for c in decode_event(ev) for e in c.aspect.edges}
+    return {(e.downstream, e.upstream): e.props.to_props() for c in decode_event(ev) for e in c.edges}
 
 
 def f(ds, name):
@@ -60,7 +61,7 @@ CONCAT = event(
 
 def test_concatenation_drops_and_identity() -> None:
     (change,) = decode_event(CONCAT)
-    assert change.dataset_urn == PROFILES and change.aspect_name == "jobLineage"
+    assert change.dataset == PROFILES and change.aspect == "jobLineage"
     edges = edges_of(CONCAT)
     assert set(edges) == {(f(PROFILES, "name"), f(USERS, "first")), (f(PROFILES, "name"), f(USERS, "last")),
                           (f(PROFILES, "id"), f(USERS, "id"))}
@@ -74,7 +75,7 @@ def test_concatenation_drops_and_identity() -> None:
     assert ident["operations"] == ["read", "write"]
     # zip is read and never used: no edge; first and last are dropped
     assert not any(up == f(USERS, "zip") for _, up in edges)
-    assert sorted(change.aspect.dropped) == [(f(USERS, "first"), "cdap:default.UserApp.workflow.Normalize dropFirst"),
+    assert sorted(change.dropped) == [(f(USERS, "first"), "cdap:default.UserApp.workflow.Normalize dropFirst"),
                                              (f(USERS, "last"), "cdap:default.UserApp.workflow.Normalize dropLast")]
 
 
@@ -99,7 +100,7 @@ def test_several_sources_and_destinations_and_writes_unite() -> None:
         write("w2", "profiles", [("r2", "total"), ("r1", "id")]),  # id again: united with w1's
         write("w3", "audit", [("r1", "email")]),
     )
-    changes = {c.dataset_urn: c for c in decode_event(ev)}
+    changes = {c.dataset: c for c in decode_event(ev)}
     assert set(changes) == {PROFILES, AUDIT}
     edges = edges_of(ev)
     ups_of_id = {up for down, up in edges if down == f(PROFILES, "id")}
@@ -118,9 +119,9 @@ def test_a_transform_takes_only_the_fields_it_reads_and_generated_fields_have_no
     )
     (change,) = decode_event(ev)
     words = cdap_ds("words")
-    assert {(e.downstream, e.upstream) for e in change.aspect.edges} == {
+    assert {(e.downstream, e.upstream) for e in change.edges} == {
         (f(words, "word"), f(cdap_ds("lines"), "body")), (f(words, "count"), f(cdap_ds("lines"), "body"))}
-    assert f(words, "loadedAt") in change.aspect.fields
+    assert f(words, "loadedAt") in change.fields
 
 
 def test_plugin_form_resolves_names_to_the_latest_earlier_operation() -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fieldgraph.ingest.plan import carries_metadata, edge_vocabulary, field_urn
+from fieldgraph.changes import EdgeProps, carries_metadata
+from fieldgraph.errors import InputError
+from fieldgraph.graph.plan import field_urn
 
 from .conftest import ds, ingest, lineage_event, mcp, schema_event, sf
 
@@ -61,8 +63,8 @@ def test_deleting_a_dataset_removes_its_job_lineage(graph) -> None:
 
 
 def test_vocabulary_rules() -> None:
-    with pytest.raises(ValueError, match="DIRECT or INDIRECT"):
-        edge_vocabulary(source_format="x", kind="SIDEWAYS")
+    with pytest.raises(InputError, match="DIRECT or INDIRECT"):
+        EdgeProps("x", kind="SIDEWAYS")  # type: ignore[arg-type]
     assert carries_metadata({"kind": "DIRECT"}) and carries_metadata({})  # edges before the vocabulary: direct
     assert not carries_metadata({"kind": "DIRECT", "masking": True})
     assert not carries_metadata({"kind": "INDIRECT"}) and carries_metadata({"kind": "INDIRECT"}, indirect=True)

@@ -1,4 +1,4 @@
-"""Decoding DataHub change events (MCP, MCL, MCE, MAE) into aspect changes; errors name the place."""
+"""Decoding DataHub change events (MCP, MCL, MCE, MAE) into typed changes; errors name the place."""
 
 from __future__ import annotations
 
@@ -6,14 +6,10 @@ import json
 
 import pytest
 
-from fieldgraph.ingest.events import (
-    DatasetUpstreamLineage,
-    EventError,
-    SchemaMetadata,
-    UpstreamLineage,
-    decode_event,
-)
+from fieldgraph.changes import AspectDelete, LineageChange, SchemaChange
+from fieldgraph.errors import EventError
 from fieldgraph.ingest.replay import decode, read_events
+from fieldgraph.ingest.sources import decode_event
 
 from .conftest import EXAMPLES, ds, lineage_event, mcp, schema_event, sf
 
@@ -23,9 +19,9 @@ B = ds("db.b")
 
 def test_mcp_schema_with_fields() -> None:
     (c,) = decode_event(schema_event(A, ["x", "y"], ts=5, version=3))
-    assert (c.dataset_urn, c.aspect_name, c.delete, c.ts) == (A, "schemaMetadata", False, 5)
-    assert isinstance(c.aspect, SchemaMetadata) and c.aspect.version == 3
-    assert [f.fieldPath for f in c.aspect.schema_fields()] == ["x", "y"]
+    assert isinstance(c, SchemaChange)
+    assert (c.dataset, c.aspect, c.ts, c.version) == (A, "schemaMetadata", 5, 3)
+    assert [f.fieldPath for f in c.fields] == ["x", "y"]
 
 
 def test_mcl_and_its_created_time() -> None:
@@ -39,7 +35,8 @@ def test_mcl_and_its_created_time() -> None:
 
 def test_kafka_schema_without_fields_is_normalized() -> None:
     (c,) = decode_event(json.loads((EXAMPLES / "01_kafka_orders.json").read_text()))
-    paths = [f.fieldPath for f in c.aspect.schema_fields()]
+    assert isinstance(c, SchemaChange)
+    paths = [f.fieldPath for f in c.fields]
     assert "[version=2.0].[key=True].[type=OrderKey].[type=string].orderId" in paths
     assert "[version=2.0].[type=Order].[type=Header].header.[type=string].customerId" in paths
 
@@ -47,17 +44,18 @@ def test_kafka_schema_without_fields_is_normalized() -> None:
 def test_mce_snapshot_with_pegasus2avro_aspects_and_rfc_lineage() -> None:
     (ev,) = json.loads((EXAMPLES / "02_fact_orders.mce.json").read_text())
     schema, lineage = decode_event(ev)
-    assert schema.aspect_name == "schemaMetadata" and schema.ts == ev["systemMetadata"]["lastObserved"]
-    assert isinstance(lineage.aspect, DatasetUpstreamLineage)
-    m = lineage.aspect.fieldMappings[0]
-    assert m.transformationFunction.endswith("Identity")  # {"string": ...} unwrapped
-    assert m.sourceFields[0].endswith("/header/customerId)")
+    assert isinstance(schema, SchemaChange) and schema.ts == ev["systemMetadata"]["lastObserved"]
+    assert isinstance(lineage, LineageChange) and lineage.aspect == "datasetUpstreamLineage"
+    e = lineage.edges[0]
+    assert e.props.transformation and e.props.transformation.endswith("Identity")  # {"string": ...} unwrapped
+    assert (e.props.source_format, e.props.subtype) == ("datahub-rfc", "IDENTITY")
+    assert e.upstream.endswith("/header/customerId)")
 
 
 def test_mae_new_snapshot() -> None:
     (ev,) = json.loads((EXAMPLES / "02_fact_orders.mce.json").read_text())
     mae = {"oldSnapshot": None, "newSnapshot": ev["proposedSnapshot"]}
-    assert [c.aspect_name for c in decode_event(mae)] == ["schemaMetadata", "datasetUpstreamLineage"]
+    assert [c.aspect for c in decode_event(mae)] == ["schemaMetadata", "datasetUpstreamLineage"]
 
 
 def test_rfc_top_level_form() -> None:
@@ -65,19 +63,22 @@ def test_rfc_top_level_form() -> None:
         {"sourceFields": [{"string": f"urn:li:datasetField:({B},/x)"}], "destinationField":
          f"urn:li:datasetField:({A},/y)", "transformationFunction": None, "created": None}]}}
     (c,) = decode_event(mcp(A, "datasetUpstreamLineage", body, 1))
-    assert c.aspect.fieldMappings[0].transformationFunction.endswith("BlackBox")  # the RFC default
+    assert isinstance(c, LineageChange)
+    assert c.edges[0].props.transformation.endswith("BlackBox")  # the RFC default
 
 
 def test_fine_grained_lineage() -> None:
     (c,) = decode_event(lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=7))
-    assert isinstance(c.aspect, UpstreamLineage)
-    fg = c.aspect.fineGrainedLineages[0]
-    assert (fg.upstreamType, fg.downstreamType, fg.confidenceScore) == ("FIELD_SET", "FIELD", 1.0)
+    assert isinstance(c, LineageChange) and c.aspect == "upstreamLineage"
+    (e,) = c.edges
+    assert (e.downstream, e.upstream) == (sf(A, "y"), sf(B, "x"))
+    assert (e.props.upstream_type, e.props.downstream_type, e.props.confidence) == ("FIELD_SET", "FIELD", 1.0)
+    assert (e.props.created_at, e.props.index, c.fields) == (7, 0, (sf(A, "y"),))
 
 
 def test_delete_and_unrelated_aspects() -> None:
     (c,) = decode_event(mcp(A, "upstreamLineage", None, 9, change="DELETE"))
-    assert c.delete and c.aspect is None
+    assert c == AspectDelete(A, "upstreamLineage", 9, "")
     assert decode_event(mcp(A, "ownership", {"owners": []}, 1)) == []
     assert decode_event({**mcp(A, "schemaMetadata", {}, 1), "entityType": "chart"}) == []
 

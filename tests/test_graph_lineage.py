@@ -8,7 +8,7 @@ import pytest
 
 from fieldgraph.graph import AmbiguousReferenceError, GraphError, NotFoundError, QueryTimeout
 from fieldgraph.graph import cypher as cy
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.graph.plan import field_urn
 
 from .conftest import ds, dump, example_changes, ingest, lineage_event, mcp, schema_event, sf
 

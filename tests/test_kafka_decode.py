@@ -7,7 +7,7 @@ import json
 import pytest
 
 from fieldgraph.ingest.decode import MessageDecodeError, RegistryUnavailable, ValueDecoder, encode_avro
-from fieldgraph.ingest.events import decode_event
+from fieldgraph.ingest.sources import decode_event
 
 ORDERS = "urn:li:dataset:(urn:li:dataPlatform:kafka,demo.orders,PROD)"
 
@@ -50,7 +50,7 @@ def test_wire_format_avro_with_a_local_schema_becomes_an_event(avsc):
     obj = ValueDecoder(avsc=[avsc]).decode(value, topic="MetadataChangeProposal_v1")
     assert obj["changeType"] == "UPSERT" and obj["entityUrn"] == ORDERS
     (change,) = decode_event(obj)
-    assert change.dataset_urn == ORDERS and change.aspect_name == "schemaMetadata"
+    assert change.dataset == ORDERS and change.aspect == "schemaMetadata"
 
 
 def test_schema_file_named_by_id_wins(tmp_path, avsc):

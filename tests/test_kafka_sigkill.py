@@ -50,7 +50,7 @@ def _start(broker, topic, group, uri) -> subprocess.Popen:
 
 
 def test_sigkill_mid_stream_then_restart_loses_and_doubles_nothing(broker, graph, reference_graph):
-    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.sources import decode_event
 
     events = stream()
     topic = broker.create_topic(broker.name("kill"), partitions=3)

@@ -102,7 +102,7 @@ def test_malformed_events_go_to_the_dlq_with_reasons_and_the_good_ones_land(brok
         assert int(h["fieldgraph.original.partition"]) in (0, 1)
         assert int(h["fieldgraph.original.offset"]) >= 0
         assert m.value() in (sent[f"bad-{kind}"], None)  # the original value, as it was
-    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.sources import decode_event
 
     reference_graph.ingest([c for e in good for c in decode_event(e)])
     assert dump(graph) == dump(reference_graph)
@@ -119,7 +119,7 @@ def _chain(n: int, start: int = 0, prefix: str = "two") -> list[dict]:
 
 
 def test_two_workers_share_partitions_and_hand_over_without_loss(broker, graph, reference_graph):
-    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.sources import decode_event
 
     topic = broker.create_topic(broker.name("two"), partitions=4)
     uri = graph.uri
@@ -167,7 +167,7 @@ def graph_server(backend, request):
 
 def test_graph_unavailable_worker_waits_and_catches_up(broker, graph_server, reference_graph):
     from fieldgraph.graph import LineageGraph
-    from fieldgraph.ingest.events import decode_event
+    from fieldgraph.ingest.sources import decode_event
 
     uri, stop_graph, start_graph = graph_server
     topic = broker.create_topic(broker.name("down"), partitions=2)

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from fieldgraph.ingest import openlineage as ol
-from fieldgraph.ingest.events import EventError, decode_event
-from fieldgraph.ingest.plan import field_urn
+from fieldgraph.errors import ConfigError, EventError
+from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.config import platforms_from_env
+from fieldgraph.ingest.sources import decode_event
+from fieldgraph.ingest.sources import openlineage as ol
 
 from .conftest import ingest
 
@@ -76,15 +78,15 @@ def run_event(outputs, inputs=None, state=RunState.COMPLETE, job_facets=None) ->
 
 
 def lineage_of(changes):
-    return {(e.downstream, e.upstream): e.props for c in changes if c.aspect_name == "jobLineage" for e in c.aspect.edges}
+    return {(e.downstream, e.upstream): e.props.to_props() for c in changes if c.aspect == "jobLineage" for e in c.edges}
 
 
 def test_run_event_from_the_client_schemas_tags_and_column_lineage() -> None:
     changes = decode_event(run_event([gold_output()]))
-    kinds = sorted((c.dataset_urn, c.aspect_name) for c in changes)
+    kinds = sorted((c.dataset, c.aspect) for c in changes)
     assert kinds == [(USERS, "schemaMetadata"), (GOLD, "jobLineage"), (GOLD, "schemaMetadata")]
-    users_schema = next(c.aspect for c in changes if c.dataset_urn == USERS)
-    fields = {f.fieldPath: f for f in users_schema.schema_fields()}
+    users_schema = next(c for c in changes if c.dataset == USERS)
+    fields = {f.fieldPath: f for f in users_schema.fields}
     assert set(fields) == {"id", "email", "country", "address", "address.city"}
     assert fields["email"].tags == ("pii",) and fields["address.city"].tags == ("pii",)
     assert fields["id"].type.name == "NumberType" and fields["address"].type.name == "RecordType"
@@ -136,10 +138,10 @@ def test_explicit_lineage_facets_supersede_column_lineage() -> None:
 
 def test_failed_runs_give_schemas_but_no_lineage() -> None:
     changes = decode_event(run_event([gold_output()], state=RunState.FAIL))
-    assert {c.aspect_name for c in changes} == {"schemaMetadata"}
+    assert {c.aspect for c in changes} == {"schemaMetadata"}
 
 
-def test_platform_mapping_defaults_and_configuration(tmp_path, monkeypatch) -> None:
+def test_platform_mapping_defaults_and_configuration(tmp_path) -> None:
     m = ol.PlatformMapping()
     assert m.dataset_urn("s3://bucket", "/a/b") == "urn:li:dataset:(urn:li:dataPlatform:s3,bucket/a/b,PROD)"
     assert m.dataset_urn("hdfs://nn:8020", "/warehouse/t") == "urn:li:dataset:(urn:li:dataPlatform:hdfs,/warehouse/t,PROD)"
@@ -148,14 +150,16 @@ def test_platform_mapping_defaults_and_configuration(tmp_path, monkeypatch) -> N
     path = tmp_path / "platforms.json"
     path.write_text(json.dumps({"namespaces": {PG: {"platform": "postgres", "prefix": "prod_", "env": "PROD"}},
                                 "schemes": {"s3": "s3-lake"}, "env": "DEV"}))
-    monkeypatch.setenv(ol.MAPPING_ENV, str(path))
-    ol.configure(None)
-    try:
-        assert ol.dataset_urn(PG, "shop.users") == "urn:li:dataset:(urn:li:dataPlatform:postgres,prod_shop.users,PROD)"
-        assert ol.dataset_urn("s3://b", "k") == "urn:li:dataset:(urn:li:dataPlatform:s3-lake,b/k,DEV)"
-    finally:
-        ol.configure(None)
-        monkeypatch.delenv(ol.MAPPING_ENV)
+    mapping = platforms_from_env({"FIELDGRAPH_OPENLINEAGE_PLATFORMS": str(path)})  # read once, at the edge
+    assert mapping.dataset_urn(PG, "shop.users") == "urn:li:dataset:(urn:li:dataPlatform:postgres,prod_shop.users,PROD)"
+    assert mapping.dataset_urn("s3://b", "k") == "urn:li:dataset:(urn:li:dataPlatform:s3-lake,b/k,DEV)"
+    # and passed down to the decoder: the same event maps its datasets with it
+    raw = run_event([gold_output()])
+    assert USERS in {c.dataset for c in decode_event(raw)}
+    mapped = {c.dataset for c in decode_event(raw, platforms=mapping)}
+    assert "urn:li:dataset:(urn:li:dataPlatform:postgres,prod_shop.public.users,PROD)" in mapped
+    with pytest.raises(ConfigError, match="cannot read the OpenLineage platform mapping"):
+        platforms_from_env({"FIELDGRAPH_OPENLINEAGE_PLATFORMS": str(tmp_path / "missing.json")})
     with pytest.raises(ValueError, match="unknown keys"):
         ol.PlatformMapping.from_json({"platforms": {}})
 

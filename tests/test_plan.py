@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fieldgraph.ingest.events import decode_event
-from fieldgraph.ingest.plan import DatasetState, FieldState, field_urn, plan_changes, resolve_reference
+from fieldgraph.graph.plan import DatasetState, FieldState, field_urn, plan_changes, resolve_reference
+from fieldgraph.ingest.sources import decode_event
 
 from .conftest import ds, lineage_event, mcp, schema_event, sf
 
@@ -107,7 +107,7 @@ def test_planning_is_pure_and_deterministic() -> None:
 
 
 def test_fast_field_ref_parsing_matches_the_normalizers() -> None:
-    from fieldgraph.ingest.plan import parse_field_ref
+    from fieldgraph.graph.plan import parse_field_ref
     from fieldgraph.normalizers import FieldUrn
 
     for ref in (sf(A, "x"), f"urn:li:datasetField:({A},/a/b)", sf(ds("we%2Cird%28name%29"), "a%2Cb"),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
-from fieldgraph.ingest.plan import field_urn
 
 from .conftest import column, ds, ingest, lineage_event, mcp, sf
 

@@ -14,7 +14,8 @@ The event fieldgraph reads (JSON)::
      "operations": [
        {"type": "READ", "name": "read", "description": "...", "source": {"namespace": "default", "name": "users"},
         "outputs": ["first", "last"]},
-       {"type": "TRANSFORM", "name": "concat", "inputs": [{"origin": "read", "name": "first"}, ...], "outputs": ["name"]},
+       {"type": "TRANSFORM", "name": "concat", "inputs": [{"origin": "read", "name": "first"}, ...],
+        "outputs": ["name"]},
        {"type": "WRITE", "name": "write", "inputs": [{"origin": "concat", "name": "name"}],
         "destination": {"namespace": "default", "name": "profiles"}}]}
 
@@ -40,10 +41,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange
+from fieldgraph.errors import CdapLineageError, EventError
 from fieldgraph.normalizers import UrnError
-from fieldgraph.normalizers.urns import make_dataset_urn
+from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
 
-from .events import JOB_LINEAGE, AspectChange, EventError, JobEdge, JobLineage, _format_validation
+from .datahub import _format_validation
 
 SOURCE_FORMAT = "cdap"
 
@@ -129,10 +132,6 @@ class CdapFieldLineageEvent(_Model):
     @property
     def run_id(self) -> str | None:
         return self.run or (self.programRun.run if isinstance(self.programRun, ProgramRunId) else None)
-
-
-class CdapLineageError(EventError):
-    """The operations of a CDAP field lineage event are not a valid operation graph."""
 
 
 # --- validation ----------------------------------------------------------------------------------------
@@ -229,6 +228,15 @@ def _cycle_members(deps: dict[str, set[str]], left: set[str]) -> list[str]:
 Source = tuple[str, str]  # (dataset URN, field name)
 
 
+def _endpoint_urn(event: CdapFieldLineageEvent, ep: EndPoint | None) -> str:
+    if ep is None:  # validate() requires an endpoint on READ and WRITE
+        raise EventError("a READ or WRITE operation has no endpoint", where="operations")
+    try:
+        return make_dataset_urn(event.platform, f"{ep.namespace}.{ep.name}", event.env)
+    except UrnError as exc:
+        raise EventError(str(exc), where="operations") from None
+
+
 def derive(event: CdapFieldLineageEvent) -> tuple[dict[str, dict[str, dict[Source, frozenset[str]]]],
                                                   dict[Source, set[str]], dict[str, str]]:
     """The lineage of a valid operation set, as CDAP derives it.
@@ -240,11 +248,8 @@ def derive(event: CdapFieldLineageEvent) -> tuple[dict[str, dict[str, dict[Sourc
     ops = event.operations
     index, inputs, order = validate(ops)
 
-    def urn(ep: EndPoint) -> str:
-        try:
-            return make_dataset_urn(event.platform, f"{ep.namespace}.{ep.name}", event.env)
-        except UrnError as exc:
-            raise EventError(str(exc), where="operations") from None
+    def urn(ep: EndPoint | None) -> str:
+        return _endpoint_urn(event, ep)
 
     memo: dict[tuple[str, str], dict[Source, frozenset[str]]] = {}
 
@@ -268,7 +273,7 @@ def derive(event: CdapFieldLineageEvent) -> tuple[dict[str, dict[str, dict[Sourc
     dropped: dict[Source, set[str]] = {}
     ds_urns: dict[str, str] = {}
     for i, op in enumerate(ops):
-        if op.type == "WRITE":
+        if op.type == "WRITE" and op.destination is not None:  # validate() requires the destination
             dest = urn(op.destination)
             ds_urns[dest] = f"{op.destination.namespace}.{op.destination.name}"
             fields = lineage.setdefault(dest, {})
@@ -283,17 +288,9 @@ def derive(event: CdapFieldLineageEvent) -> tuple[dict[str, dict[str, dict[Sourc
     return lineage, dropped, ds_urns
 
 
-def _field_ref(dataset_urn: str, name: str) -> str:
-    from fieldgraph.ingest.plan import field_urn
-
-    return field_urn(dataset_urn, name)
-
-
-def decode_cdap_event(obj: Any, origin: str = "") -> list[AspectChange]:
-    """The ``jobLineage`` changes (one per destination dataset) of a CDAP field lineage event, or
+def decode_cdap_event(obj: Any, origin: str = "") -> list[Change]:
+    """The job lineage changes (one per destination dataset) of a CDAP field lineage event, or
     :class:`EventError` naming what is wrong."""
-    from fieldgraph.ingest.plan import edge_vocabulary
-
     try:
         event = CdapFieldLineageEvent.model_validate(obj)
     except ValidationError as exc:
@@ -307,11 +304,11 @@ def decode_cdap_event(obj: Any, origin: str = "") -> list[AspectChange]:
     def chain(names: frozenset[str]) -> list[str]:
         return sorted(names, key=lambda n: topo[n])
 
-    out: list[AspectChange] = []
+    out: list[Change] = []
     drops_by_source: dict[str, list[tuple[str, str]]] = {}
-    for (src_ds, fname), names in sorted(dropped.items()):
-        entry = f"{job} {' > '.join(chain(frozenset(names)))}"
-        drops_by_source.setdefault(src_ds, []).append((_field_ref(src_ds, fname), entry))
+    for (src_ds, fname), dropping in sorted(dropped.items()):
+        entry = f"{job} {' > '.join(chain(frozenset(dropping)))}"
+        drops_by_source.setdefault(src_ds, []).append((make_field_urn(src_ds, fname), entry))
     for dest, fields in lineage.items():
         edges = []
         for fname, srcs in fields.items():
@@ -319,14 +316,14 @@ def decode_cdap_event(obj: Any, origin: str = "") -> list[AspectChange]:
                 names_in_order = chain(names)
                 transforms = [n for n in names_in_order if ops[n].type == "TRANSFORM"]
                 identity = not transforms and sname == fname
-                props = edge_vocabulary(
-                    source_format=SOURCE_FORMAT, transformation="Identity" if identity else " > ".join(transforms),
+                props = EdgeProps(
+                    SOURCE_FORMAT, transformation="Identity" if identity else " > ".join(transforms),
                     kind="DIRECT", subtype="IDENTITY" if identity else "TRANSFORMATION", program=event.program,
-                    run=run, run_time=event.time, operations=names_in_order,
-                    operation_descriptions=[ops[n].description for n in names_in_order])
-                edges.append(JobEdge(_field_ref(dest, fname), _field_ref(src_ds, sname), props))
-        aspect = JobLineage(job=job, format=SOURCE_FORMAT, run=run, time=event.time, edges=tuple(edges),
-                            fields=tuple(_field_ref(dest, f) for f in fields),
-                            dropped=() if out else tuple(d for ds_drops in drops_by_source.values() for d in ds_drops))
-        out.append(AspectChange(dest, JOB_LINEAGE, aspect, False, event.time, origin))
+                    run=run, run_time=event.time, operations=tuple(names_in_order),
+                    operation_descriptions=tuple(ops[n].description for n in names_in_order))
+                edges.append(FieldEdge(make_field_urn(dest, fname), make_field_urn(src_ds, sname), props))
+        out.append(JobLineageChange(
+            dest, job, SOURCE_FORMAT, run, tuple(edges), tuple(make_field_urn(dest, f) for f in fields),
+            dropped=() if out else tuple(d for ds_drops in drops_by_source.values() for d in ds_drops),
+            ts=event.time, origin=origin))
     return out

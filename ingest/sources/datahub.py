@@ -1,4 +1,5 @@
-"""DataHub change events and the aspects fieldgraph reads from them: strict pydantic models.
+"""The DataHub source: change events and the aspects fieldgraph reads from them, as strict pydantic
+wire models, turned into typed changes (:mod:`fieldgraph.changes`).
 
 Envelopes, as they travel on Kafka in JSON:
 
@@ -7,34 +8,39 @@ Envelopes, as they travel on Kafka in JSON:
 - legacy snapshots: ``MetadataChangeEvent`` (``proposedSnapshot``) and ``MetadataAuditEvent``
   (``newSnapshot``), aspects keyed by their class name (``com.linkedin.pegasus2avro.schema.SchemaMetadata``).
 
-Aspects: ``schemaMetadata``, ``upstreamLineage`` (``fineGrainedLineages``) and the RFC's
-``datasetUpstreamLineage`` (``fieldMappings``). Two more sources are routed to their own modules:
-CDAP field operations (``ingest/cdap.py``) and OpenLineage run events (``ingest/openlineage.py``);
-both become ``schemaMetadata`` and ``jobLineage`` changes.
-
-:func:`decode_event` turns one JSON object into :class:`AspectChange` items (one per dataset
-aspect fieldgraph understands); anything wrong raises :class:`EventError` naming the place.
+Aspects: ``schemaMetadata`` -> :class:`SchemaChange`; ``upstreamLineage`` (``fineGrainedLineages``) and
+the RFC's ``datasetUpstreamLineage`` (``fieldMappings``) -> :class:`LineageChange`; DELETEs ->
+:class:`AspectDelete` / :class:`DatasetDelete`. Anything wrong raises :class:`EventError` naming the place.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from fieldgraph.normalizers import FieldgraphError, SchemaField, UrnError
+from fieldgraph.changes import (
+    DATASET_UPSTREAM_LINEAGE,
+    SCHEMA_METADATA,
+    UPSTREAM_LINEAGE,
+    AspectDelete,
+    Change,
+    DatasetDelete,
+    EdgeProps,
+    FieldEdge,
+    LineageChange,
+    SchemaChange,
+    operation_subtype,
+)
+from fieldgraph.errors import EventError, FieldgraphError, UrnError
+from fieldgraph.normalizers import SchemaField
 from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn
 
-SCHEMA_METADATA = "schemaMetadata"
-UPSTREAM_LINEAGE = "upstreamLineage"
-DATASET_UPSTREAM_LINEAGE = "datasetUpstreamLineage"
 DATASET_KEY = "datasetKey"
-LINEAGE_ASPECTS = (UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE)
-#: lineage a job run observed into a dataset (CDAP field operations, OpenLineage column lineage)
-JOB_LINEAGE = "jobLineage"
+#: ``sourceFormat`` of each lineage aspect's edges
+SOURCE_FORMATS = {UPSTREAM_LINEAGE: "datahub", DATASET_UPSTREAM_LINEAGE: "datahub-rfc"}
 
 _NAMESPACES = ("com.linkedin.pegasus2avro.", "com.linkedin.")
 #: snapshot aspect class (without namespace) -> aspect name
@@ -45,15 +51,6 @@ _SNAPSHOT_ASPECTS = {
     "DatasetUpstreamLineage": DATASET_UPSTREAM_LINEAGE,
 }
 _AVRO_UNION_BRANCHES = {"string", "long", "int", "float", "double", "boolean", "bytes", "array", "map"}
-
-
-class EventError(FieldgraphError, ValueError):
-    """An event cannot be read: ``where`` names the place in the event, ``reason`` what is wrong."""
-
-    def __init__(self, reason: str, *, where: str | None = None) -> None:
-        self.reason = reason
-        self.where = where
-        super().__init__(f"{where}: {reason}" if where else reason)
 
 
 def unwrap_union(value: Any) -> Any:
@@ -303,55 +300,7 @@ ASPECT_MODELS: dict[str, type[BaseModel]] = {
     DATASET_UPSTREAM_LINEAGE: DatasetUpstreamLineage,
 }
 
-@dataclass(frozen=True, slots=True)
-class JobEdge:
-    """One field edge a job run observed: ``downstream`` (a field of the aspect's dataset) derives
-    from ``upstream`` (field URNs); ``props`` are the normalized edge properties (``plan.edge_vocabulary``)."""
-
-    downstream: str
-    upstream: str
-    props: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class JobLineage:
-    """The lineage one job run observed into one dataset (``AspectChange.aspect`` of a ``jobLineage`` change).
-
-    Unlike a DataHub lineage aspect it does not replace earlier runs: edges are kept per (field pair,
-    ``job``) with first and last seen times, so lineage can be asked for a time range (CDAP's model).
-    ``fields`` are destination fields the job declares (generated fields with no upstream included);
-    ``dropped`` are ``(field URN, entry)`` pairs of source fields the job drops.
-    """
-
-    job: str
-    format: str
-    run: str | None
-    time: int
-    edges: tuple[JobEdge, ...] = ()
-    fields: tuple[str, ...] = ()
-    dropped: tuple[tuple[str, str], ...] = ()
-
-
-Aspect = Union[SchemaMetadata, UpstreamLineage, DatasetUpstreamLineage, JobLineage]
-
-
-# --- the decoded form the planner reads ----------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class AspectChange:
-    """One dataset aspect to write (``delete`` False) or remove (``delete`` True).
-
-    ``aspect_name`` is ``schemaMetadata``, ``upstreamLineage``, ``datasetUpstreamLineage``, or
-    ``datasetKey`` for a whole-dataset delete. ``ts`` orders changes of one aspect (ms).
-    """
-
-    dataset_urn: str
-    aspect_name: str
-    aspect: Aspect | None
-    delete: bool = False
-    ts: int = 0
-    origin: str = ""
+Aspect = SchemaMetadata | UpstreamLineage | DatasetUpstreamLineage
 
 
 def _format_validation(exc: ValidationError, prefix: str) -> str:
@@ -393,31 +342,21 @@ def _ts(*candidates: Any) -> int:
     return 0
 
 
-def decode_event(obj: Any, origin: str = "") -> list[AspectChange]:
-    """The dataset aspect changes in one event (MCP, MCL, MCE or MAE), or :class:`EventError`.
+def is_datahub_event(obj: dict[str, Any]) -> bool:
+    return any(k in obj for k in ("proposedSnapshot", "newSnapshot", "entityType", "changeType"))
+
+
+def decode_datahub_event(obj: dict[str, Any], origin: str = "") -> list[Change]:
+    """The dataset changes in one DataHub event (MCP, MCL, MCE or MAE), or :class:`EventError`.
 
     Aspects fieldgraph does not use, and entities other than datasets, give an empty list.
     """
-    if not isinstance(obj, dict):
-        raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
     if "proposedSnapshot" in obj or "newSnapshot" in obj:
         return _decode_snapshot(obj, origin)
-    if "entityType" in obj or "changeType" in obj:
-        return _decode_proposal(obj, origin)
-    if "operations" in obj:
-        from fieldgraph.ingest.cdap import decode_cdap_event
-
-        return decode_cdap_event(obj, origin)
-    if "eventTime" in obj and ("job" in obj or "dataset" in obj or "run" in obj):
-        from fieldgraph.ingest.openlineage import decode_openlineage_event
-
-        return decode_openlineage_event(obj, origin)
-    raise EventError("not a DataHub change event (nor CDAP or OpenLineage): expected entityType/changeType (MCP, MCL), "
-                     "proposedSnapshot/newSnapshot (MCE, MAE), operations (CDAP field lineage) or "
-                     "eventTime with job/run/dataset (OpenLineage)")
+    return _decode_proposal(obj, origin)
 
 
-def _decode_proposal(obj: dict[str, Any], origin: str) -> list[AspectChange]:
+def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
     model = MetadataChangeLog if any(k in obj for k in ("previousAspectValue", "created", "previousSystemMetadata")) \
         else MetadataChangeProposal
     try:
@@ -433,11 +372,12 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[AspectChange]:
     created = ev.created.time if isinstance(ev, MetadataChangeLog) and ev.created else None
     name = ev.aspectName
     if ev.changeType == ChangeType.DELETE:
+        ts = _ts(sysmeta.get("lastObserved"), created)
         if name in (None, DATASET_KEY):
-            return [AspectChange(urn, DATASET_KEY, None, True, _ts(sysmeta.get("lastObserved"), created), origin)]
-        if name not in ASPECT_MODELS:
-            return []
-        return [AspectChange(urn, name, None, True, _ts(sysmeta.get("lastObserved"), created), origin)]
+            return [DatasetDelete(urn, ts, origin)]
+        if name == SCHEMA_METADATA or name == UPSTREAM_LINEAGE or name == DATASET_UPSTREAM_LINEAGE:
+            return [AspectDelete(urn, name, ts, origin)]
+        return []
     if name not in ASPECT_MODELS:
         return []
     if ev.changeType == ChangeType.PATCH:
@@ -449,10 +389,11 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[AspectChange]:
         value = json.loads(ev.aspect.value)
     except ValueError as exc:
         raise EventError(f"aspect.value is not JSON: {exc}", where="aspect.value") from None
-    aspect = parse_aspect(name, value, where=f"aspect.value({name})")
-    check_lineage_refs(urn, aspect, where=f"aspect.value({name})")
+    where = f"aspect.value({name})"
+    aspect = parse_aspect(name, value, where=where)
+    check_lineage_refs(urn, aspect, where=where)
     ts = _ts(sysmeta.get("lastObserved"), created, *_aspect_times(aspect))
-    return [AspectChange(urn, name, aspect, False, ts, origin)]
+    return [to_change(urn, aspect, ts, origin, where)]
 
 
 def _aspect_times(aspect: Aspect) -> list[Any]:
@@ -461,7 +402,7 @@ def _aspect_times(aspect: Aspect) -> list[Any]:
     return []
 
 
-def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[AspectChange]:
+def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[Change]:
     key = "proposedSnapshot" if "proposedSnapshot" in obj else "newSnapshot"
     allowed = {"auditHeader", "proposedSnapshot", "newSnapshot", "oldSnapshot", "systemMetadata", "oldSystemMetadata",
                "newSystemMetadata"}
@@ -478,7 +419,7 @@ def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[AspectChange]:
         raise EventError("DatasetSnapshot needs urn and aspects", where=key)
     urn = _canonical_dataset(body["urn"], f"{key}.urn")
     sysmeta = obj.get("systemMetadata") or obj.get("newSystemMetadata") or {}
-    out = []
+    out: list[Change] = []
     for i, item in enumerate(body["aspects"]):
         where = f"{key}.aspects[{i}]"
         if not isinstance(item, dict) or len(item) != 1:
@@ -487,10 +428,67 @@ def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[AspectChange]:
         name = _SNAPSHOT_ASPECTS.get(short_class(acls))
         if name is None:
             continue
-        aspect = parse_aspect(name, value, where=f"{where}({short_class(acls)})")
-        check_lineage_refs(urn, aspect, where=f"{where}({short_class(acls)})")
-        out.append(AspectChange(urn, name, aspect, False, _ts(sysmeta.get("lastObserved"), *_aspect_times(aspect)),
-                                origin))
+        where = f"{where}({short_class(acls)})"
+        aspect = parse_aspect(name, value, where=where)
+        check_lineage_refs(urn, aspect, where=where)
+        out.append(to_change(urn, aspect, _ts(sysmeta.get("lastObserved"), *_aspect_times(aspect)), origin, where))
+    return out
+
+
+# --- aspects -> changes ------------------------------------------------------------------------------
+
+
+def to_change(urn: str, aspect: Aspect, ts: int, origin: str, where: str = "aspect") -> Change:
+    """The typed change an aspect of dataset ``urn`` stands for."""
+    match aspect:
+        case SchemaMetadata():
+            return SchemaChange(urn, tuple(aspect.schema_fields(where)), aspect.version, ts, aspect.schemaName,
+                                aspect.hash, aspect.platform, aspect.platform_schema_class,
+                                _glossary_terms(aspect), origin)
+        case UpstreamLineage():
+            return _upstream_lineage(urn, aspect, ts, origin)
+        case DatasetUpstreamLineage():
+            return _dataset_upstream_lineage(urn, aspect, ts, origin)
+
+
+def _upstream_lineage(urn: str, aspect: UpstreamLineage, ts: int, origin: str) -> LineageChange:
+    edges: list[FieldEdge] = []
+    dataset_edges: list[FieldEdge] = []
+    fields: list[str] = []
+    for i, fg in enumerate(aspect.fineGrainedLineages or []):
+        subtype, masking = operation_subtype(fg.transformOperation)
+        props = EdgeProps(SOURCE_FORMATS[UPSTREAM_LINEAGE], transformation=fg.transformOperation, subtype=subtype,
+                          masking=masking, confidence=fg.confidenceScore, query=fg.query, created_at=ts,
+                          upstream_type=fg.upstreamType, downstream_type=fg.downstreamType, index=i)
+        fields.extend(fg.downstreams)
+        into = dataset_edges if fg.upstreamType == "DATASET" else edges
+        into.extend(FieldEdge(d, u, props) for d in fg.downstreams for u in fg.upstreams)
+    return LineageChange(urn, UPSTREAM_LINEAGE, tuple(edges), tuple(dataset_edges), tuple(fields), ts, origin)
+
+
+def _dataset_upstream_lineage(urn: str, aspect: DatasetUpstreamLineage, ts: int, origin: str) -> LineageChange:
+    edges: list[FieldEdge] = []
+    for i, m in enumerate(aspect.fieldMappings):
+        subtype, masking = operation_subtype(m.transformationFunction)
+        props = EdgeProps(SOURCE_FORMATS[DATASET_UPSTREAM_LINEAGE], transformation=m.transformationFunction,
+                          subtype=subtype, masking=masking, created_at=m.created.time if m.created and m.created.time
+                          else ts, upstream_type="FIELD_SET", downstream_type="FIELD", index=i)
+        edges.extend(FieldEdge(m.destinationField, u, props) for u in m.sourceFields)
+    return LineageChange(urn, DATASET_UPSTREAM_LINEAGE, tuple(edges), (),
+                         tuple(m.destinationField for m in aspect.fieldMappings), ts, origin)
+
+
+def _glossary_terms(aspect: SchemaMetadata) -> dict[str, tuple[str, ...]]:
+    """fieldPath -> glossary term names (``glossaryTerms.terms[].urn`` of the aspect's field dicts)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for f in aspect.fields or []:
+        if not isinstance(f, dict) or not f.get("glossaryTerms"):
+            continue
+        terms = f["glossaryTerms"].get("terms") if isinstance(f["glossaryTerms"], dict) else None
+        names = tuple(str(t.get("urn", "")).removeprefix("urn:li:glossaryTerm:") for t in terms or []
+                      if isinstance(t, dict) and t.get("urn"))
+        if names and isinstance(f.get("fieldPath"), str):
+            out[f["fieldPath"]] = names
     return out
 
 

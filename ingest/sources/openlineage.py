@@ -21,7 +21,6 @@ to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,17 +28,10 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from fieldgraph.normalizers.urns import make_dataset_urn
-
-from .events import (
-    JOB_LINEAGE,
-    SCHEMA_METADATA,
-    AspectChange,
-    EventError,
-    JobEdge,
-    JobLineage,
-    SchemaMetadata,
-)
+from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange
+from fieldgraph.errors import ConfigError, EventError
+from fieldgraph.normalizers import SchemaField
+from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
 
 SOURCE_FORMAT = "openlineage"
 MAPPING_ENV = "FIELDGRAPH_OPENLINEAGE_PLATFORMS"
@@ -79,13 +71,13 @@ class PlatformMapping:
     def from_json(cls, obj: dict[str, Any]) -> PlatformMapping:
         unknown = set(obj) - {"namespaces", "schemes", "env"}
         if unknown:
-            raise ValueError(f"unknown keys {sorted(unknown)} in the OpenLineage platform mapping "
+            raise ConfigError(f"unknown keys {sorted(unknown)} in the OpenLineage platform mapping "
                              "(expected namespaces, schemes, env)")
         return cls(dict(obj.get("namespaces") or {}), dict(obj.get("schemes") or {}), obj.get("env") or "PROD")
 
     def dataset_urn(self, namespace: str, name: str) -> str:
         if not namespace or not name:
-            raise ValueError(f"dataset namespace and name must be non-empty, got {namespace!r}, {name!r}")
+            raise EventError(f"dataset namespace and name must be non-empty, got {namespace!r}, {name!r}")
         env = self.env
         exact = self.namespaces.get(namespace)
         if exact is not None:
@@ -101,36 +93,18 @@ class PlatformMapping:
             platform = self.schemes.get(key) or DEFAULT_SCHEMES.get(key) or _PLATFORM_CHARS.sub("_", key)
         return make_dataset_urn(platform, name, env)
 
-
-_mapping: PlatformMapping | None = None
-
-
-def configure(mapping: PlatformMapping | dict[str, Any] | None) -> None:
-    """Set the platform mapping (None: back to ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS`` or the defaults)."""
-    global _mapping
-    _mapping = PlatformMapping.from_json(mapping) if isinstance(mapping, dict) else mapping
-
-
-def mapping() -> PlatformMapping:
-    """The platform mapping in force: :func:`configure`'s, else the JSON file ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS``
-    names, else the defaults."""
-    global _mapping
-    if _mapping is None:
-        path = os.environ.get(MAPPING_ENV)
-        if path:
-            try:
-                with open(path, encoding="utf-8") as fh:
-                    _mapping = PlatformMapping.from_json(json.load(fh))
-            except (OSError, ValueError) as exc:
-                raise EventError(f"cannot read the OpenLineage platform mapping {path}: {exc}",
-                                 where=MAPPING_ENV) from None
-        else:
-            _mapping = PlatformMapping()
-    return _mapping
+    @classmethod
+    def load(cls, path: str) -> PlatformMapping:
+        """The mapping in the JSON file ``path`` (``$FIELDGRAPH_OPENLINEAGE_PLATFORMS``, read at the edge)."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                return cls.from_json(json.load(fh))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read the OpenLineage platform mapping {path}: {exc}") from None
 
 
-def dataset_urn(namespace: str, name: str) -> str:
-    return mapping().dataset_urn(namespace, name)
+#: the mapping with no overrides
+DEFAULT_MAPPING = PlatformMapping()
 
 
 # --- reading events ------------------------------------------------------------------------------------
@@ -191,9 +165,9 @@ def _str(obj: dict[str, Any], key: str, where: str) -> str:
     return v
 
 
-def _urn(namespace: str, name: str, where: str) -> str:
+def _urn(mapping: PlatformMapping, namespace: str, name: str, where: str) -> str:
     try:
-        return dataset_urn(namespace, name)
+        return mapping.dataset_urn(namespace, name)
     except (ValueError, EventError) as exc:
         raise EventError(str(exc), where=where) from None
 
@@ -218,28 +192,28 @@ def _field_tags(facets: dict[str, Any], where: str) -> dict[str, list[str]]:
     return out
 
 
-def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin: str) -> AspectChange | None:
+def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin: str) -> SchemaChange | None:
     schema = facets.get("schema")
     if schema is None:
         return None
-    fields = list(_schema_fields(_list(_obj(schema, f"{where}.schema").get("fields"), f"{where}.schema.fields"),
-                                 f"{where}.schema.fields"))
+    found = list(_schema_fields(_list(_obj(schema, f"{where}.schema").get("fields"), f"{where}.schema.fields"),
+                                f"{where}.schema.fields"))
     tags = _field_tags(facets, where)
-    dh_fields = []
-    for path, f in fields:
+    fields = []
+    for i, (path, f) in enumerate(found):
         d: dict[str, Any] = {"fieldPath": path, "nullable": True, "nativeDataType": f["type"] or "",
                              "type": {"type": {f"com.linkedin.schema.{_datahub_type(f['type'], f['nested'])}": {}}}}
         if f["description"]:
             d["description"] = f["description"]
         if tags.get(path):
             d["globalTags"] = {"tags": [{"tag": f"urn:li:tag:{t}"} for t in tags[path]]}
-        dh_fields.append(d)
+        try:
+            fields.append(SchemaField.from_datahub(d))
+        except ValueError as exc:
+            raise EventError(str(exc), where=f"{where}.schema.fields[{i}]") from None
     platform = urn.split("urn:li:dataPlatform:", 1)[1].split(",", 1)[0]
-    aspect = SchemaMetadata.model_validate({
-        "schemaName": urn, "platform": f"urn:li:dataPlatform:{platform}", "version": 0, "hash": "",
-        "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}}, "fields": dh_fields})
-    aspect.schema_fields(f"{where}.schema")
-    return AspectChange(urn, SCHEMA_METADATA, aspect, False, ts, origin)
+    return SchemaChange(urn, tuple(fields), version=0, ts=ts, name=urn, platform=f"urn:li:dataPlatform:{platform}",
+                        platform_schema="OtherSchema", origin=origin)
 
 
 def _transformations(inp: dict[str, Any], legacy: dict[str, Any], where: str) -> list[dict[str, Any]]:
@@ -261,20 +235,17 @@ def _transformations(inp: dict[str, Any], legacy: dict[str, Any], where: str) ->
     return out
 
 
-def _edge_props(ts: list[dict[str, Any]], job: str, run: str | None, time: int,
-                query: str | None) -> dict[str, Any]:
-    from fieldgraph.ingest.plan import edge_vocabulary
-
+def _edge_props(ts: list[dict[str, Any]], job: str, run: str | None, time: int, query: str | None) -> EdgeProps:
     direct = [t for t in ts if t["type"] == "DIRECT"]
     main = (direct or ts)[0]
     masking = all(t["masking"] for t in direct) if direct else any(t["masking"] for t in ts)
     subtype = main["subtype"]
     transformation = "Identity" if subtype == "IDENTITY" and not masking else (subtype or "BlackBox").title()
-    return edge_vocabulary(
-        source_format=SOURCE_FORMAT, transformation=transformation, kind=main["type"], subtype=subtype,
+    return EdgeProps(
+        SOURCE_FORMAT, transformation=transformation, kind=main["type"], subtype=subtype,
         masking=masking, program=job, run=run, run_time=time, query=query,
         description="; ".join(t["description"] for t in ts if t["description"]) or None,
-        transformations=sorted({f"{t['type']}/{t['subtype'] or ''}".rstrip("/") for t in ts}))
+        transformations=tuple(sorted({f"{t['type']}/{t['subtype'] or ''}".rstrip("/") for t in ts})))
 
 
 @dataclass
@@ -284,19 +255,17 @@ class _Collected:
     wide: list[tuple[str, list[dict[str, Any]]]] = field(default_factory=list)  # dataset-wide (up, transformations)
 
 
-def _input_ref(inp: dict[str, Any], where: str, field_key: str = "field") -> str | None:
-    from fieldgraph.ingest.plan import field_urn
-
+def _input_ref(mapping: PlatformMapping, inp: dict[str, Any], where: str, field_key: str = "field") -> str | None:
     if str(inp.get("type") or "DATASET").upper() != "DATASET":
         return None  # job inputs (explicit lineage) have no field to point at
     ns, name = _str(inp, "namespace", where), _str(inp, "name", where)
     f = inp.get(field_key)
     if not f:
         return None
-    return field_urn(_urn(ns, name, where), str(f))
+    return make_field_urn(_urn(mapping, ns, name, where), str(f))
 
 
-def _collect_column_lineage(cll: dict[str, Any], into: _Collected, where: str) -> None:
+def _collect_column_lineage(mapping: PlatformMapping, cll: dict[str, Any], into: _Collected, where: str) -> None:
     for out_name, spec in _obj(cll.get("fields"), f"{where}.fields").items():
         w = f"{where}.fields.{out_name}"
         spec = _obj(spec, w)
@@ -305,23 +274,24 @@ def _collect_column_lineage(cll: dict[str, Any], into: _Collected, where: str) -
             wi = f"{w}.inputFields[{j}]"
             inp = _obj(inp, wi)
             _str(inp, "field", wi)
-            up = _input_ref(inp, wi)
-            into.edges.setdefault((out_name, up), []).extend(_transformations(inp, spec, wi))
+            up = _input_ref(mapping, inp, wi)
+            if up:
+                into.edges.setdefault((out_name, up), []).extend(_transformations(inp, spec, wi))
     for j, inp in enumerate(_list(cll.get("dataset"), f"{where}.dataset")):
         wi = f"{where}.dataset[{j}]"
         inp = _obj(inp, wi)
-        up = _input_ref(inp, wi)
+        up = _input_ref(mapping, inp, wi)
         if up:
             ts = _transformations(inp, {}, wi)
             into.wide.append((up, [{**t, "type": "INDIRECT"} for t in ts]))
 
 
-def _collect_explicit(entry: dict[str, Any], into: _Collected, where: str) -> None:
+def _collect_explicit(mapping: PlatformMapping, entry: dict[str, Any], into: _Collected, where: str) -> None:
     """The explicit ``lineage`` facet (dataset facet, or one DATASET entry of the job facet)."""
     for j, inp in enumerate(_list(entry.get("inputs"), f"{where}.inputs")):
         wi = f"{where}.inputs[{j}]"
         inp = _obj(inp, wi)
-        up = _input_ref(inp, wi)
+        up = _input_ref(mapping, inp, wi)
         if up:
             into.wide.append((up, [{**t, "type": "INDIRECT"} for t in _transformations(inp, {}, wi)]))
     for out_name, spec in _obj(entry.get("fields"), f"{where}.fields").items():
@@ -330,15 +300,14 @@ def _collect_explicit(entry: dict[str, Any], into: _Collected, where: str) -> No
         for j, inp in enumerate(_list(_obj(spec, w).get("inputs"), f"{w}.inputs")):
             wi = f"{w}.inputs[{j}]"
             inp = _obj(inp, wi)
-            up = _input_ref(inp, wi)
+            up = _input_ref(mapping, inp, wi)
             if up:
                 into.edges.setdefault((out_name, up), []).extend(_transformations(inp, {}, wi))
 
 
-def decode_openlineage_event(obj: Any, origin: str = "") -> list[AspectChange]:
-    """The ``schemaMetadata`` and ``jobLineage`` changes of one OpenLineage event, or :class:`EventError`."""
-    from fieldgraph.ingest.plan import field_urn
-
+def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMapping = DEFAULT_MAPPING) -> list[Change]:
+    """The schema and job lineage changes of one OpenLineage event, or :class:`EventError`; ``mapping`` turns
+    namespaces and names into dataset URNs."""
     if not isinstance(obj, dict):
         raise EventError(f"an OpenLineage event is a JSON object, got {type(obj).__name__}")
     ts = _ms(obj.get("eventTime"), "eventTime")
@@ -353,8 +322,30 @@ def decode_openlineage_event(obj: Any, origin: str = "") -> list[AspectChange]:
     query = _obj(job_facets.get("sql"), "job.facets.sql").get("query") or None
     with_lineage = event_type not in ("FAIL", "ABORT") and job_id is not None
 
-    changes: list[AspectChange] = []
     collected: dict[str, _Collected] = {}
+    changes = _datasets(obj, mapping, ts, origin, collected if with_lineage else None)
+    if job_id is None or not with_lineage:
+        return changes
+    if job_facets.get("lineage") is not None:
+        _collect_job_facet(mapping, job_facets["lineage"], collected)
+    for urn, c in collected.items():
+        edges: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for (out_name, up), trs in c.edges.items():
+            edges.setdefault((make_field_urn(urn, out_name), up), []).extend(trs)
+        for up, trs in c.wide:
+            for out_name in c.fields:
+                edges.setdefault((make_field_urn(urn, out_name), up), []).extend(trs)
+        job_edges = tuple(FieldEdge(down, up, _edge_props(trs, job_id, run_id, ts, query))
+                          for (down, up), trs in edges.items())
+        changes.append(JobLineageChange(urn, job_id, SOURCE_FORMAT, run_id, job_edges,
+                                        tuple(make_field_urn(urn, f) for f in sorted(c.fields)), ts=ts, origin=origin))
+    return changes
+
+
+def _datasets(obj: dict[str, Any], mapping: PlatformMapping, ts: int, origin: str,
+              collected: dict[str, _Collected] | None) -> list[Change]:
+    """The schema changes of the event's datasets; their lineage facets into ``collected`` (None: skip them)."""
+    changes: list[Change] = []
     datasets: list[tuple[str, dict[str, Any]]] = []
     for key in ("inputs", "outputs"):
         datasets += [(f"{key}[{i}]", d) for i, d in enumerate(_list(obj.get(key), key))]
@@ -362,41 +353,32 @@ def decode_openlineage_event(obj: Any, origin: str = "") -> list[AspectChange]:
         datasets.append(("dataset", obj["dataset"]))
     for where, d in datasets:
         d = _obj(d, where)
-        urn = _urn(_str(d, "namespace", where), _str(d, "name", where), where)
+        urn = _urn(mapping, _str(d, "namespace", where), _str(d, "name", where), where)
         facets = _obj(d.get("facets"), f"{where}.facets")
         sc = _schema_change(urn, facets, ts, f"{where}.facets", origin)
         if sc is not None:
             changes.append(sc)
-        if not with_lineage:
+        if collected is None:
             continue
+        w = f"{where}.facets"
         if facets.get("columnLineage") is not None:
-            _collect_column_lineage(_obj(facets["columnLineage"], f"{where}.facets.columnLineage"),
-                                    collected.setdefault(urn, _Collected()), f"{where}.facets.columnLineage")
+            _collect_column_lineage(mapping, _obj(facets["columnLineage"], f"{w}.columnLineage"),
+                                    collected.setdefault(urn, _Collected()), f"{w}.columnLineage")
         if facets.get("lineage") is not None:
-            _collect_explicit(_obj(facets["lineage"], f"{where}.facets.lineage"), collected.setdefault(urn, _Collected()),
-                              f"{where}.facets.lineage")
+            _collect_explicit(mapping, _obj(facets["lineage"], f"{w}.lineage"),
+                              collected.setdefault(urn, _Collected()), f"{w}.lineage")
         if sc is not None and urn in collected:
-            collected[urn].fields.update(f["fieldPath"] for f in sc.aspect.fields or [])
-    if with_lineage and job_facets.get("lineage") is not None:
-        w = "job.facets.lineage"
-        for i, entry in enumerate(_list(_obj(job_facets["lineage"], w).get("entries"), f"{w}.entries")):
-            we = f"{w}.entries[{i}]"
-            entry = _obj(entry, we)
-            if str(entry.get("type") or "").upper() != "DATASET":
-                continue
-            urn = _urn(_str(entry, "namespace", we), _str(entry, "name", we), we)
-            _collect_explicit(entry, collected.setdefault(urn, _Collected()), we)
-
-    for urn, c in collected.items():
-        edges: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for (out_name, up), trs in c.edges.items():
-            edges.setdefault((field_urn(urn, out_name), up), []).extend(trs)
-        for up, trs in c.wide:
-            for out_name in c.fields:
-                edges.setdefault((field_urn(urn, out_name), up), []).extend(trs)
-        job_edges = tuple(JobEdge(down, up, _edge_props(trs, job_id, run_id, ts, query))
-                          for (down, up), trs in edges.items())
-        aspect = JobLineage(job=job_id, format=SOURCE_FORMAT, run=run_id, time=ts, edges=job_edges,
-                            fields=tuple(field_urn(urn, f) for f in sorted(c.fields)))
-        changes.append(AspectChange(urn, JOB_LINEAGE, aspect, False, ts, origin))
+            collected[urn].fields.update(f.fieldPath for f in sc.fields)
     return changes
+
+
+def _collect_job_facet(mapping: PlatformMapping, facet: Any, collected: dict[str, _Collected]) -> None:
+    """The job facet ``lineage``: its DATASET entries, like dataset ``lineage`` facets."""
+    w = "job.facets.lineage"
+    for i, entry in enumerate(_list(_obj(facet, w).get("entries"), f"{w}.entries")):
+        we = f"{w}.entries[{i}]"
+        entry = _obj(entry, we)
+        if str(entry.get("type") or "").upper() != "DATASET":
+            continue
+        urn = _urn(mapping, _str(entry, "namespace", we), _str(entry, "name", we), we)
+        _collect_explicit(mapping, entry, collected.setdefault(urn, _Collected()), we)

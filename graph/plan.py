@@ -1,0 +1,551 @@
+"""Changes -> graph writes, as pure code: typed changes and the current state in, parameter rows out.
+
+The one write path (``fieldgraph.graph.write``) runs it for file replay, the Kafka worker, the HTTP
+service and the Spark job::
+
+    state = store.read_state(datasets_to_read(changes))   # the only read, before planning
+    plan = plan_changes(changes, state)                    # pure
+    apply(plan)                                            # one UNWIND per step and batch
+
+Rules (see the graph model in ``cypher/``):
+
+- per dataset and aspect, the newest change wins (schema: ``(version, ts)``; lineage: ``ts``);
+  older ones never overwrite it; equal stamps re-apply (so replays are idempotent);
+- a schema is the dataset's whole field set: fields it no longer lists are marked ``removed``
+  (kept with their lineage) and come back when listed again; an older schema only adds
+  fields never seen, as removed, so the field set does not depend on arrival order;
+- a lineage aspect is the whole set of the dataset's incoming edges from that aspect
+  (edge property ``source``); DELETE removes them;
+- field references (v2, v1 dotted, RFC slash paths) resolve against the dataset's fields;
+  an unknown or ambiguous one becomes a placeholder field (``placeholder``, ``ambiguous``,
+  ``candidates``) that a later schema resolves;
+- job lineage (CDAP program runs, OpenLineage runs) is additive: an edge per (field pair, job)
+  keeps its first and last seen times and the newest run's properties; a destination field a job
+  declares but no schema lists is a placeholder marked ``declared`` (kept without edges); fields a
+  job drops get ``droppedBy`` entries;
+- every ``DataDerivedFrom`` edge, whatever its source, carries one property vocabulary
+  (:class:`fieldgraph.changes.EdgeProps`) plus ``firstSeen``/``lastSeen``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from fieldgraph.changes import (
+    DATASET_UPSTREAM_LINEAGE,
+    JOB_LINEAGE,
+    LINEAGE_ASPECTS,
+    SCHEMA_METADATA,
+    UPSTREAM_LINEAGE,
+    AspectDelete,
+    Change,
+    DatasetDelete,
+    JobLineageChange,
+    LineageChange,
+    SchemaChange,
+    references,
+)
+from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, SchemaField, is_v2, v1_path
+from fieldgraph.normalizers.urns import DatasetUrn, canonical_dataset_urn, decode, make_field_urn
+
+#: dataset property holding the stamp of each lineage aspect
+LINEAGE_TS_PROP = {UPSTREAM_LINEAGE: "upstreamLineageTs", DATASET_UPSTREAM_LINEAGE: "datasetUpstreamLineageTs"}
+
+
+# --- state read before planning ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FieldState:
+    urn: str
+    fieldPath: str
+    placeholder: bool = False
+    removed: bool = False
+    schemaVersion: int = -1
+    schemaTs: int = -1
+    refPath: str | None = None
+
+
+@dataclass(slots=True)
+class DatasetState:
+    urn: str
+    placeholder: bool = True
+    schemaVersion: int = -1
+    schemaTs: int = -1
+    lineageTs: dict[str, int] = field(default_factory=dict)
+    fields: dict[str, FieldState] = field(default_factory=dict)
+
+    @classmethod
+    def from_compact(cls, row: Sequence[Any]) -> DatasetState:
+        """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
+        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath], ...]]`` (``read_state.cypher``)."""
+        urn, placeholder, version, ts, ul, dul, fields = row
+        out = cls(urn, bool(placeholder), _int(version), _int(ts),
+                  {a: _int(v) for a, v in ((UPSTREAM_LINEAGE, ul), (DATASET_UPSTREAM_LINEAGE, dul)) if v is not None})
+        into = out.fields
+        for furn, path, ph, removed, fversion, fts, ref in fields:
+            if furn is not None:
+                into[furn] = FieldState(furn, path, ph is True, removed is True, -1 if fversion is None else fversion,
+                                        -1 if fts is None else fts, ref)
+        return out
+
+
+def _int(v: Any) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else -1
+
+
+# --- the plan --------------------------------------------------------------------------------------
+
+#: the write statements, in the order a plan runs them (names of files in ``cypher/``)
+STEP_ORDER = (
+    "upsert_datasets", "upsert_fields", "set_field_props", "move_out_edges", "move_in_edges", "delete_fields",
+    "delete_lineage", "delete_job_lineage", "ensure_datasets", "ensure_fields", "merge_field_edges",
+    "merge_dataset_edges", "merge_job_edges", "mark_dropped",
+    "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
+)
+#: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
+_REMOVING = ("delete_lineage", "delete_fields", "delete_job_lineage")
+
+
+@dataclass
+class Plan:
+    """Parameter rows per write statement; ``steps()`` gives them in execution order."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in STEP_ORDER})
+    counts: Counter[str] = field(default_factory=Counter)
+    #: ambiguous references: (dataset urn, reference, candidate field paths)
+    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
+
+    def steps(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        return [(s, self.rows[s]) for s in STEP_ORDER if self.rows[s]]
+
+    def edge_keys(self) -> set[tuple[str, str, str]]:
+        """(down, up, source) of every field and dataset lineage edge the plan merges."""
+        return {(r["down"], r["up"], r["source"]) for step in ("merge_field_edges", "merge_dataset_edges")
+                for r in self.rows[step]}
+
+
+def datasets_to_read(changes: Iterable[Change]) -> list[str]:
+    """The datasets whose state :func:`plan_changes` needs: every dataset a change names or references."""
+    urns: dict[str, None] = {}
+    for c in changes:
+        urns[c.dataset] = None
+        for ref in references(c):
+            urns[_dataset_of(ref)] = None
+    return list(urns)
+
+
+def _dataset_of(ref: str) -> str:
+    return parse_field_ref(ref)[0] if ref.startswith(("urn:li:datasetField:", "urn:li:schemaField:")) \
+        else canonical_dataset_urn(ref)
+
+
+@lru_cache(maxsize=1 << 16)
+def parse_field_ref(ref: str) -> tuple[str, str]:
+    """(canonical dataset URN, decoded field path) of a field URN; cached, with a fast path for the
+    usual ``urn:li:<datasetField|schemaField>:(urn:li:dataset:(...),<path>)`` shape."""
+    for prefix in ("urn:li:schemaField:(urn:li:dataset:(", "urn:li:datasetField:(urn:li:dataset:("):
+        if ref.startswith(prefix) and ref.endswith(")"):
+            start = len(prefix) - len("urn:li:dataset:(")
+            end = ref.find(")", len(prefix))  # dataset names have their parentheses percent-encoded
+            if end > 0 and ref[end + 1:end + 2] == ",":
+                return canonical_dataset_urn(ref[start:end + 1]), decode(ref[end + 2:-1])
+    f = FieldUrn.parse(ref)
+    return str(f.dataset), f.field_path
+
+
+def field_urn(dataset_urn: str, path: str) -> str:
+    """The stored URN of a dataset's field (``urn:li:datasetField:...``)."""
+    return make_field_urn(dataset_urn, path)
+
+
+def _dataset_props(urn: str) -> dict[str, Any]:
+    d = DatasetUrn.parse(urn)
+    return {"platform": d.platform, "name": d.name, "env": d.env}
+
+
+def field_props(dataset_urn: str, f: SchemaField) -> dict[str, Any]:
+    t = f.type
+    return {
+        "datasetUrn": dataset_urn, "fieldPath": f.fieldPath, "simplePath": f.simple_path, "type": t.name,
+        "nativeDataType": f.nativeDataType, "nullable": f.nullable, "description": f.description,
+        "isPartOfKey": f.isPartOfKey, "recursive": f.recursive, "jsonProps": f.jsonProps,
+        "tags": list(f.tags) or None, "nestedType": list(t.nested_type) if t.nested_type else None,
+        "keyType": t.key_type, "valueType": t.value_type,
+    }
+
+
+# --- reference resolution ----------------------------------------------------------------------------
+
+
+def _tokens(path: str) -> list[tuple[str, bool]]:
+    """(value, is_type) tokens of a field path (a v1 path has names only)."""
+    if is_v2(path):
+        try:
+            fp = FieldPath.parse(path)
+            return [(t.value, t.is_type) for t in fp.tokens]
+        except FieldPathError:
+            pass
+    return [(n, False) for n in path.split(".") if n]
+
+
+def _slash_matches(comps: Sequence[str], tokens: Sequence[tuple[str, bool]]) -> bool:
+    """``comps`` names every field name of ``tokens`` in order; other components must name one of
+    its type tokens (the RFC's ``/foo2/bar2/int`` for a union member), case-insensitively."""
+    names = [v for v, is_type in tokens if not is_type]
+    types = {v.lower() for v, is_type in tokens if is_type}
+    i = 0
+    for comp in comps:
+        if i < len(names) and comp == names[i]:
+            i += 1
+        elif comp.lower() not in types:
+            return False
+    return i == len(names)
+
+
+class Resolver:
+    """Resolves field references against one dataset's fields (indexed once)."""
+
+    def __init__(self, fields: Iterable[FieldState]) -> None:
+        self.real = [f for f in fields if not f.placeholder]
+        self.by_path = {f.fieldPath: f for f in self.real}
+        self._by_simple: dict[str, list[FieldState]] | None = None
+
+    @property
+    def by_simple(self) -> dict[str, list[FieldState]]:
+        if self._by_simple is None:
+            self._by_simple = {}
+            for f in self.real:
+                self._by_simple.setdefault(v1_path(f.fieldPath), []).append(f)
+        return self._by_simple
+
+    def resolve(self, path: str) -> tuple[str, list[str]]:
+        if path in self.by_path:
+            return "exact", [path]
+        if is_v2(path):
+            return "unknown", []
+        if path.startswith("/"):
+            comps = [c for c in path.split("/") if c]
+            cands = [f for f in self.real if comps and _slash_matches(comps, _tokens(f.fieldPath))]
+        else:
+            cands = self.by_simple.get(path, [])
+        current = [f for f in cands if not f.removed]
+        paths = sorted({f.fieldPath for f in (current or cands)})
+        if not paths:
+            return "unknown", []
+        return ("unique", paths) if len(paths) == 1 else ("ambiguous", paths)
+
+
+def resolve_reference(path: str, fields: Sequence[FieldState]) -> tuple[str, list[str]]:
+    """Resolve a field reference (v2, v1 dotted or RFC slash path) against a dataset's fields.
+
+    Returns ``(kind, field paths)``: ``exact`` (a path the dataset has), ``unique``,
+    ``ambiguous`` (more than one candidate; never silently picked) or ``unknown``.
+    Current fields are preferred over removed ones.
+    """
+    return Resolver(fields).resolve(path)
+
+
+# --- planning ---------------------------------------------------------------------------------------------
+
+SchemaGroup = list[SchemaChange | AspectDelete]
+
+
+def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> Plan:
+    """The graph writes for ``changes`` given the ``state`` of the datasets they touch. Pure."""
+    groups = _group(changes)
+    planner = _Planner(state)
+    for (urn, aspect), group in groups.items():
+        if aspect == SCHEMA_METADATA:
+            planner.schema(urn, group)  # type: ignore[arg-type]
+    planner.resolve_stored_placeholders({urn for urn, aspect in groups if aspect == SCHEMA_METADATA})
+    for (urn, aspect), group in groups.items():
+        if aspect in LINEAGE_ASPECTS:
+            planner.lineage(urn, aspect, group)  # type: ignore[arg-type]
+    for (urn, aspect), group in groups.items():
+        if aspect == JOB_LINEAGE:
+            planner.job_lineage(urn, group)  # type: ignore[arg-type]
+    return planner.finish()
+
+
+def _group(changes: Sequence[Change]) -> dict[tuple[str, str], list[Change]]:
+    """Changes per (dataset, aspect), in arrival order; a dataset delete as a delete of each aspect."""
+    by_key: dict[tuple[str, str], list[Change]] = {}
+    for c in changes:
+        for x in (c.aspects() if isinstance(c, DatasetDelete) else (c,)):
+            by_key.setdefault((x.dataset, x.aspect), []).append(x)
+    return by_key
+
+
+def _newest(changes: Sequence[Change], key: Any) -> Any:
+    best = changes[0]
+    for c in changes[1:]:
+        if key(c) >= key(best):  # ties: the later one wins
+            best = c
+    return best
+
+
+class _Planner:
+    """One batch's plan, built step by step against the state read before it (never mutated)."""
+
+    def __init__(self, state: Mapping[str, DatasetState]) -> None:
+        self.state = state
+        self.plan = Plan()
+        self.rows = self.plan.rows
+        self.counts = self.plan.counts
+        self.dataset_rows: dict[str, dict[str, Any]] = {}
+        #: fields after this batch, per dataset (the resolution target of lineage references)
+        self.known: dict[str, dict[str, FieldState]] = {u: dict(s.fields) for u, s in state.items()}
+        self.ensured: set[str] = set()
+        self.resolvers: dict[str, Resolver] = {}
+        #: job lineage edges per (down, up, job), merged over the batch
+        self.job_edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.dropped: dict[tuple[str, str], None] = {}
+
+    def stored(self, urn: str) -> DatasetState:
+        return self.state.get(urn) or DatasetState(urn)
+
+    def dataset_row(self, urn: str) -> dict[str, Any]:
+        if urn not in self.dataset_rows:
+            props = _dataset_props(urn)
+            if urn not in self.state:
+                props["placeholder"] = True
+            self.dataset_rows[urn] = props
+        return self.dataset_rows[urn]
+
+    # ---- schemas ----
+
+    def schema(self, urn: str, group: SchemaGroup) -> None:
+        st = self.stored(urn)
+        versions = [st.schemaVersion, 0] + [x.version for x in group if isinstance(x, SchemaChange)]
+
+        def key(c: SchemaChange | AspectDelete) -> tuple[int, int]:
+            # a delete counts as the newest version seen, so among deletes and schemas the stamp decides
+            return (c.version, c.ts) if isinstance(c, SchemaChange) else (max(versions), c.ts)
+
+        win = _newest(group, key)
+        batch_wins = key(win) >= (st.schemaVersion, st.schemaTs)
+        self.counts["superseded"] += len(group) - (1 if batch_wins else 0)
+        fields_now = self.known.setdefault(urn, {})
+        if batch_wins:
+            current = self._schema_wins(urn, win, key(win))
+        else:
+            current = {u for u, f in fields_now.items() if not f.placeholder and not f.removed}
+        self._write_fields(urn, sorted((c for c in group if isinstance(c, SchemaChange)), key=key), key, current)
+        if batch_wins:
+            self._mark_removed(fields_now, current)
+
+    def _schema_wins(self, urn: str, win: SchemaChange | AspectDelete, win_key: tuple[int, int]) -> set[str]:
+        """The dataset row of the winning schema; returns the current field set after the batch."""
+        deleted = isinstance(win, AspectDelete)
+        self.counts["schema_deletes" if deleted else "schemas"] += 1
+        row = self.dataset_row(urn)
+        row.pop("placeholder", None)
+        row.update(placeholder=False, schemaVersion=win_key[0], schemaTs=win_key[1], schemaDeleted=deleted)
+        if isinstance(win, AspectDelete):
+            return set()
+        row.update(schemaName=win.name, schemaHash=win.hash, schemaPlatform=win.platform,
+                   platformSchemaType=win.platform_schema)
+        return {field_urn(urn, f.fieldPath) for f in win.fields}
+
+    def _write_fields(self, urn: str, schemas: list[SchemaChange], key: Any, current: set[str]) -> None:
+        """Every schema writes the fields it lists that no newer schema wrote (oldest first)."""
+        fields_now = self.known[urn]
+        written: dict[str, dict[str, Any]] = {}
+        for c in schemas:
+            version, ts = key(c)
+            for f in c.fields:
+                furn = field_urn(urn, f.fieldPath)
+                prev = fields_now.get(furn)
+                if prev is not None and not prev.placeholder and (prev.schemaVersion, prev.schemaTs) > (version, ts):
+                    continue
+                props = field_props(urn, f)
+                terms = c.glossary_terms.get(f.fieldPath)
+                props["glossaryTerms"] = list(terms) if terms else None
+                props.update(placeholder=False, ambiguous=False, candidates=None, refPath=None,
+                             removed=furn not in current, schemaVersion=version, schemaTs=ts)
+                written[furn] = {"datasetUrn": urn, "urn": furn, "props": props}
+                fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts)
+        self.rows["upsert_fields"].extend(written.values())
+        self.counts["fields"] += len(written)
+        if written:
+            self.dataset_row(urn)
+
+    def _mark_removed(self, fields_now: dict[str, FieldState], current: set[str]) -> None:
+        for furn, fs in list(fields_now.items()):
+            if not fs.placeholder and furn not in current and not fs.removed:
+                fields_now[furn] = replace(fs, removed=True)  # never mutate the caller's state
+                self.rows["set_field_props"].append({"urn": furn, "props": {"removed": True}})
+                self.counts["fields_removed"] += 1
+
+    def resolve_stored_placeholders(self, urns: set[str]) -> None:
+        """Placeholders already in the graph, of datasets whose schema changed: resolve them now."""
+        for urn in urns:
+            fields_now = self.known.get(urn, {})
+            resolver = Resolver(fields_now.values())
+            stored = self.stored(urn).fields
+            for furn, fs in list(fields_now.items()):
+                if fs.placeholder and furn in stored:
+                    self._resolve_placeholder(urn, furn, fs, resolver)
+
+    def _resolve_placeholder(self, urn: str, furn: str, fs: FieldState, resolver: Resolver) -> None:
+        ref = fs.refPath or fs.fieldPath
+        kind, paths = resolver.resolve(ref)
+        if kind in ("unique", "exact") and field_urn(urn, paths[0]) != furn:
+            self.plan_move(furn, field_urn(urn, paths[0]))
+            del self.known[urn][furn]
+        elif kind == "ambiguous":
+            self.rows["set_field_props"].append({"urn": furn, "props": {"ambiguous": True, "candidates": paths}})
+            self.plan.ambiguous.append((urn, ref, paths))
+        elif kind == "unknown":
+            self.rows["set_field_props"].append({"urn": furn, "props": {"ambiguous": False, "candidates": None}})
+
+    def plan_move(self, placeholder: str, target: str) -> None:
+        """Move a placeholder's edges to the field it resolved to, and delete it."""
+        self.rows["move_out_edges"].append({"from": placeholder, "to": target})
+        self.rows["move_in_edges"].append({"from": placeholder, "to": target})
+        self.rows["delete_fields"].append({"urn": placeholder})
+        self.counts["placeholders_resolved"] += 1
+
+    # ---- references ----
+
+    def ensure_dataset(self, ds: str) -> None:
+        if ds not in self.state and ds not in self.dataset_rows and ds not in self.ensured:
+            self.rows["ensure_datasets"].append({"urn": ds, "props": {**_dataset_props(ds), "placeholder": True}})
+            self.ensured.add(ds)
+
+    def resolve(self, ref: str, declared: bool = False) -> str:
+        """The URN of the field ``ref`` names, after this batch's schemas; a placeholder when none or several."""
+        ds, path = parse_field_ref(ref)
+        fields_now = self.known.setdefault(ds, {})
+        exact = fields_now.get(field_urn(ds, path))
+        if exact is not None and not exact.placeholder:  # the common case, without building a Resolver
+            return exact.urn
+        if ds not in self.resolvers:  # schemas are all applied by now; placeholders do not count
+            self.resolvers[ds] = Resolver(fields_now.values())
+        kind, paths = self.resolvers[ds].resolve(path)
+        if kind in ("exact", "unique"):
+            return field_urn(ds, paths[0])
+        return self._placeholder(ds, path, kind, paths, declared)
+
+    def _placeholder(self, ds: str, path: str, kind: str, paths: list[str], declared: bool) -> str:
+        purn = field_urn(ds, path)
+        fields_now = self.known[ds]
+        self.ensure_dataset(ds)
+        if purn not in fields_now or fields_now[purn].placeholder:
+            props = {"datasetUrn": ds, "fieldPath": path, "simplePath": _simple_ref(path),
+                     "placeholder": True, "removed": False, "refPath": path,
+                     "ambiguous": kind == "ambiguous", "candidates": paths or None}
+            if declared:
+                props["declared"] = True
+            self.rows["ensure_fields"].append({"datasetUrn": ds, "urn": purn, "props": props})
+            if purn not in fields_now:
+                self.counts["placeholders"] += 1
+            if kind == "ambiguous":
+                self.plan.ambiguous.append((ds, path, paths))
+            fields_now[purn] = FieldState(purn, path, True, refPath=path)
+        return purn
+
+    def dataset_target(self, ref: str) -> str:
+        ds = canonical_dataset_urn(ref)
+        self.ensure_dataset(ds)
+        return ds
+
+    # ---- lineage aspects ----
+
+    def lineage(self, urn: str, aspect: str, group: list[LineageChange | AspectDelete]) -> None:
+        win = _newest(group, lambda c: c.ts)
+        if win.ts < self.stored(urn).lineageTs.get(aspect, -1):
+            self.counts["superseded"] += len(group)
+            return
+        self.counts["superseded"] += len(group) - 1
+        self.counts["lineage_deletes" if isinstance(win, AspectDelete) else "lineages"] += 1
+        self.dataset_row(urn)[LINEAGE_TS_PROP[aspect]] = win.ts
+        self.rows["delete_lineage"].append({"datasetUrn": urn, "source": aspect})
+        if isinstance(win, LineageChange):
+            self._lineage_edges(win)
+
+    def _lineage_edges(self, change: LineageChange) -> None:
+        resolved = {ref: self.resolve(ref) for ref in change.fields}
+        source = change.aspect
+        field_edges: dict[tuple[str, str], dict[str, Any]] = {}
+        dataset_edges: dict[tuple[str, str], dict[str, Any]] = {}
+        for edges, into, target in ((change.edges, field_edges, self.resolve),
+                                    (change.dataset_edges, dataset_edges, self.dataset_target)):
+            for e in edges:
+                down = resolved.get(e.downstream) or resolved.setdefault(e.downstream, self.resolve(e.downstream))
+                up = target(e.upstream)
+                props = {**e.props.to_props(), "source": source, "lastSeen": change.ts}
+                into[(down, up)] = {"down": down, "up": up, "source": source, "props": props}
+        self.rows["merge_field_edges"].extend(field_edges.values())
+        self.rows["merge_dataset_edges"].extend(dataset_edges.values())
+        self.counts["edges"] += len(field_edges) + len(dataset_edges)
+
+    # ---- job lineage ----
+
+    def job_lineage(self, urn: str, group: list[JobLineageChange | AspectDelete]) -> None:
+        """Additive edges per (down, up, job) with first/last seen; declared and dropped fields."""
+        if any(isinstance(c, AspectDelete) for c in group):
+            self.rows["delete_job_lineage"].append({"datasetUrn": urn})
+            self.counts["lineage_deletes"] += 1
+        for c in sorted((c for c in group if isinstance(c, JobLineageChange)), key=lambda c: c.ts):
+            self.counts["job_lineages"] += 1
+            self.dataset_row(urn)
+            for ref in c.fields:
+                self.resolve(ref, declared=True)
+            for e in c.edges:
+                self._job_edge(self.resolve(e.downstream, declared=True), self.resolve(e.upstream), c, e.props)
+            for ref, entry in c.dropped:
+                self.dropped[(self.resolve(ref), entry)] = None
+
+    def _job_edge(self, down: str, up: str, c: JobLineageChange, props: Any) -> None:
+        prev = self.job_edges.get((down, up, c.job))
+        if prev is None:
+            self.job_edges[(down, up, c.job)] = {"down": down, "up": up, "source": c.job, "firstSeen": c.ts,
+                                                 "lastSeen": c.ts, "props": props.to_props()}
+            return
+        prev["firstSeen"] = min(prev["firstSeen"], c.ts)
+        if c.ts >= prev["lastSeen"]:
+            prev["lastSeen"] = c.ts
+            prev["props"] = props.to_props()
+
+    # ---- the end ----
+
+    def finish(self) -> Plan:
+        rows = self.rows
+        rows["merge_job_edges"].extend(self.job_edges.values())
+        rows["mark_dropped"].extend({"urn": u, "entry": entry} for u, entry in self.dropped)
+        self.counts["edges"] += len(self.job_edges)
+        rows["upsert_datasets"] = [{"urn": u, "props": p} for u, p in self.dataset_rows.items()]
+        if any(rows[s] for s in _REMOVING):
+            rows["cleanup_placeholder_fields"] = [{}]
+            rows["cleanup_placeholder_datasets"] = [{}]
+        self.counts["ambiguous"] = len(self.plan.ambiguous)
+        return self.plan
+
+
+def plan_placeholder_resolution(state: Mapping[str, DatasetState]) -> Plan:
+    """The writes that resolve stored placeholder fields against the real fields of their dataset (the
+    moves :func:`plan_changes` plans when a schema arrives). Pure and idempotent."""
+    planner = _Planner(state)
+    for urn, st in state.items():
+        if not any(f.placeholder for f in st.fields.values()) or all(f.placeholder for f in st.fields.values()):
+            continue
+        resolver = Resolver(st.fields.values())
+        for furn, fs in st.fields.items():
+            if not fs.placeholder:
+                continue
+            kind, paths = resolver.resolve(fs.refPath or fs.fieldPath)
+            if kind in ("unique", "exact") and field_urn(urn, paths[0]) != furn:
+                planner.plan_move(furn, field_urn(urn, paths[0]))
+    return planner.plan
+
+
+def _simple_ref(path: str) -> str:
+    if path.startswith("/"):
+        return ".".join(c for c in path.split("/") if c)
+    return v1_path(path)

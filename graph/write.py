@@ -1,0 +1,163 @@
+"""The one write path: typed changes -> a plan -> the graph. File replay, the Kafka worker, the HTTP
+service and the Spark job all write through :class:`Writer`; none of them names a statement.
+
+A batch is: read the state of the datasets it touches, plan (pure, :mod:`fieldgraph.graph.plan`),
+apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). The modes differ
+only where several writers share the graph:
+
+- ``single``: one writer at a time (``fieldgraph ingest``, tests);
+- ``concurrent``: several writers at once (Kafka workers on different partitions). Placeholder fields
+  are created with a statement that tolerates a concurrent create; after applying, the batch checks its
+  lineage edges all exist and writes again (idempotent) if another writer's cleanup removed a node
+  between two statements; then it re-reads the datasets that got a schema or a placeholder and
+  resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
+  finishes last sees both writes, so no placeholder that a schema resolves survives;
+- ``backfill``: many Spark tasks at once, each on its own datasets. The global placeholder cleanup is
+  left out (it could delete a placeholder another task has created but not linked yet) and run once at
+  the end (:meth:`Writer.cleanup_placeholders`); edge rows go in a stable order so concurrent Neo4j
+  transactions lock nodes in the same order.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
+from typing import TypeVar
+
+from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, SchemaChange
+from fieldgraph.errors import GraphUnavailable
+
+from . import cypher as cy
+from .plan import DatasetState, Plan, datasets_to_read, plan_changes, plan_placeholder_resolution
+from .store import GraphStore
+
+log = logging.getLogger("fieldgraph.graph")
+
+#: datasets read per state query
+READ_CHUNK = 500
+#: edges checked per verification query
+VERIFY_CHUNK = 5000
+#: writes of one batch before concurrent writers are given up on
+MAX_ATTEMPTS = 5
+
+T = TypeVar("T")
+
+
+class WriteMode(StrEnum):
+    SINGLE = "single"
+    CONCURRENT = "concurrent"
+    BACKFILL = "backfill"
+
+
+#: plan steps run with another statement in a mode (the statement safe under concurrent writers)
+_STATEMENTS = {WriteMode.CONCURRENT: {"ensure_fields": "ensure_placeholder_fields"}}
+_CLEANUP = ("cleanup_placeholder_fields", "cleanup_placeholder_datasets")
+
+
+class Writer:
+    """Plans and applies batches of changes on one store, in one :class:`WriteMode`."""
+
+    def __init__(self, store: GraphStore, mode: WriteMode = WriteMode.SINGLE) -> None:
+        self.store = store
+        self.mode = mode
+        self._statements = _STATEMENTS.get(mode, {})
+
+    def read_state(self, dataset_urns: Sequence[str]) -> dict[str, DatasetState]:
+        out: dict[str, DatasetState] = {}
+        for batch in chunks(dataset_urns, READ_CHUNK):
+            for row in self.store.read_state(batch):
+                st = DatasetState.from_compact(row)
+                out[st.urn] = st
+        return out
+
+    def plan(self, changes: Sequence[Change]) -> Plan:
+        """Read the state the batch needs and plan it (no writes)."""
+        return plan_changes(changes, self.read_state(datasets_to_read(changes)))
+
+    def write(self, changes: Sequence[Change]) -> Plan:
+        """Plan and apply one batch (see the module for what each mode adds)."""
+        if self.mode is not WriteMode.CONCURRENT:
+            plan = self.plan(changes)
+            self.apply(plan)
+            return plan
+        plan = self._write_verified(changes)
+        self._settle_placeholders(changes, plan)
+        return plan
+
+    def apply(self, plan: Plan) -> None:
+        if self.mode is WriteMode.BACKFILL:
+            for step in _CLEANUP:
+                plan.rows[step] = []
+            for step in ("merge_field_edges", "merge_dataset_edges"):
+                plan.rows[step].sort(key=lambda r: (r["up"], r["down"]))
+        for name, rows in plan.steps():
+            stmt = cy.statement(self._statements.get(name, name))
+            if "$rows" in stmt:
+                self.store.run_rows(stmt, rows)
+            else:
+                self.store.run(stmt, write=True)
+
+    def cleanup_placeholders(self) -> None:
+        """Delete placeholder fields and datasets nothing points at any more."""
+        for step in _CLEANUP:
+            self.store.run_named(step, write=True)
+
+    def _write_verified(self, changes: Sequence[Change]) -> Plan:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            plan = self.plan(changes)
+            self.apply(plan)
+            keys = plan.edge_keys()
+            if not keys or self._count_edges(keys) >= len(keys):
+                return plan
+            log.info("a concurrent write removed a node this batch's edges need; writing the batch again (%d)",
+                     attempt)
+        raise GraphUnavailable(f"lineage edges of a batch went missing after {MAX_ATTEMPTS} writes "
+                               "(concurrent writers?)")
+
+    def _count_edges(self, keys: set[tuple[str, str, str]]) -> int:
+        stmt = cy.statement("count_lineage_edges")
+        rows = [{"down": d, "up": u, "source": s} for d, u, s in keys]
+        n = 0
+        for batch in chunks(rows, VERIFY_CHUNK):
+            res = self.store.run(stmt, {"rows": batch})
+            n += int(res[0]["n"]) if res else 0
+        return n
+
+    def _settle_placeholders(self, changes: Sequence[Change], plan: Plan) -> None:
+        urns = {c.dataset for c in changes if isinstance(c, SchemaChange)
+                or (isinstance(c, AspectDelete) and c.aspect == SCHEMA_METADATA)}
+        urns.update(r["datasetUrn"] for r in plan.rows["ensure_fields"])
+        if not urns:
+            return
+        fix = plan_placeholder_resolution(self.read_state(sorted(urns)))
+        if fix.steps():
+            self.apply(fix)
+            log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Bulk writes allocate many short-lived, acyclic objects; with millions of decoded events in
+    memory, the cyclic GC's full passes cost more than the work itself. Pause it, then collect once."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def chunks(items: Iterable[T], n: int) -> Iterator[list[T]]:
+    """``items`` in lists of ``n`` (the last one shorter)."""
+    buf: list[T] = []
+    for x in items:
+        buf.append(x)
+        if len(buf) >= n:
+            yield buf
+            buf = []
+    if buf:
+        yield buf

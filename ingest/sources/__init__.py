@@ -1,0 +1,41 @@
+"""Sources: wire events in, typed changes (:mod:`fieldgraph.changes`) out. Nothing else.
+
+One dispatch, :func:`decode_event`, reads one JSON event of any source fieldgraph knows:
+
+- DataHub (``datahub.py``): MCP, MCL, MCE, MAE with ``schemaMetadata``, ``upstreamLineage`` and the
+  RFC's ``datasetUpstreamLineage``;
+- CDAP field lineage (``cdap.py``): a program run's field operations;
+- OpenLineage (``openlineage.py``): run, job and dataset events with schema and column lineage facets.
+
+Bad input raises :class:`fieldgraph.errors.EventError` naming the place in the event and what is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fieldgraph.changes import Change
+from fieldgraph.errors import EventError
+
+from .cdap import decode_cdap_event
+from .datahub import decode_datahub_event, is_datahub_event
+from .openlineage import DEFAULT_MAPPING, PlatformMapping, decode_openlineage_event
+
+
+def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEFAULT_MAPPING) -> list[Change]:
+    """The dataset changes in one event, or :class:`EventError`. Events fieldgraph has no use for (other
+    entities and aspects) give an empty list. ``platforms`` maps OpenLineage namespaces to platforms."""
+    if not isinstance(obj, dict):
+        raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
+    if is_datahub_event(obj):
+        return decode_datahub_event(obj, origin)
+    if "operations" in obj:
+        return decode_cdap_event(obj, origin)
+    if "eventTime" in obj and ("job" in obj or "dataset" in obj or "run" in obj):
+        return decode_openlineage_event(obj, origin, platforms)
+    raise EventError("not a DataHub change event (nor CDAP or OpenLineage): expected entityType/changeType (MCP, MCL), "
+                     "proposedSnapshot/newSnapshot (MCE, MAE), operations (CDAP field lineage) or "
+                     "eventTime with job/run/dataset (OpenLineage)")
+
+
+__all__ = ["PlatformMapping", "decode_event"]

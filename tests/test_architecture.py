@@ -1,0 +1,140 @@
+"""The architecture README draws, checked against the code: the layers import downwards only, nothing
+imports in a cycle, Cypher is named in ``graph/`` only, and every ``cypher/`` file is used."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from fieldgraph.graph import cypher as cy
+
+ROOT = Path(__file__).resolve().parent.parent
+#: folder -> the package it installs as
+PACKAGES = {"fieldgraph": "fieldgraph", "normalizers": "fieldgraph.normalizers", "graph": "fieldgraph.graph",
+            "ingest": "fieldgraph.ingest"}
+#: what each layer may import from fieldgraph (README's diagram)
+ALLOWED = {
+    "fieldgraph.errors": set(),
+    "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.normalizers"},
+    "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers"},
+    "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.graph"},
+}
+_CYPHER = re.compile(r"\b(MATCH|MERGE|UNWIND|DETACH DELETE|CREATE)\b\s*[(\[$]")
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package: dotted name -> file."""
+    out: dict[str, Path] = {}
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if folder == "fieldgraph" and path.parent != ROOT / "fieldgraph":
+                continue  # fieldgraph/<layer> are links to the layer folders, listed on their own
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join([package, *parts])] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The fieldgraph modules ``name`` imports, anywhere in it (lazy imports inside functions count)."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".")
+                base = base[:len(base) - node.level + (1 if is_package else 0)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            for a in node.names:  # `from pkg import submodule` imports the submodule
+                sub = f"{module}.{a.name}"
+                found.add(sub if sub in MODULES else module)
+    return {m for m in found if m.startswith("fieldgraph")}
+
+
+GRAPH = {name: {m for m in _imports(name, path) if m in MODULES and m != name} for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> str:
+    for layer in ("fieldgraph.normalizers", "fieldgraph.graph", "fieldgraph.ingest"):
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    return module
+
+
+def test_the_package_is_found() -> None:
+    assert {"fieldgraph.errors", "fieldgraph.changes", "fieldgraph.graph.plan", "fieldgraph.graph.write",
+            "fieldgraph.ingest.sources.datahub", "fieldgraph.ingest.worker"} <= set(MODULES)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_layers_import_downwards_only(module: str) -> None:
+    layer = _layer(module)
+    if layer not in ALLOWED:  # ingest: anything below it
+        return
+    wrong = sorted(m for m in GRAPH[module] if _layer(m) not in ALLOWED[layer] | {layer})
+    assert not wrong, f"{module} ({layer}) imports {wrong}; README's architecture says it may import only " \
+                      f"{sorted(ALLOWED[layer])}"
+
+
+def test_no_import_cycles() -> None:
+    """Tarjan's strongly connected components over the import graph: every one is a single module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(GRAPH[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) != "fieldgraph.graph"))
+def test_cypher_is_named_in_graph_only(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    assert "fieldgraph.graph.cypher" not in GRAPH[module], f"{module} imports the Cypher statements"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            assert not _CYPHER.search(node.value), f"{module}:{node.lineno} holds a Cypher statement"
+        if isinstance(node, ast.Attribute):
+            assert node.attr not in ("run_named", "run_rows"), f"{module}:{node.lineno} runs a named statement"
+
+
+def test_every_cypher_file_is_used() -> None:
+    graph_code = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "graph").glob("*.py")))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    unused = [n for n in cy.names() if f'"{n}"' not in graph_code and f"cypher/{n}.cypher" not in readme]
+    assert not unused, f"cypher/ files nothing runs or documents: {unused}"
