@@ -30,8 +30,6 @@ cannot reproduce what streaming does (two arrival-order effects of streaming its
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
 import hashlib
 import io
 import json
@@ -72,23 +70,6 @@ class BackfillError(FieldgraphError):
 
 
 # --- options and inputs ---------------------------------------------------------------------------
-
-
-def parse_time(text: str | None, option: str = "--since") -> int | None:
-    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says)."""
-    if text is None or text == "":
-        return None
-    t = text.strip()
-    if t.lstrip("-").isdigit():
-        return int(t)
-    try:
-        when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
-    except ValueError:
-        raise BackfillError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
-                            "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return int(when.timestamp() * 1000)
 
 
 def _is_uri(p: str) -> bool:
@@ -669,46 +650,11 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="backfill.py", description="Backfill the fieldgraph lineage graph from archived "
-                                "change events with Spark (same semantics as streaming them).")
-    p.add_argument("paths", nargs="+", help="event files or folders (local paths or hdfs://, s3a:// ... URIs)")
-    p.add_argument("--graph", default=None, help="graph URI (default $FIELDGRAPH_GRAPH, else embedded)")
-    p.add_argument("--graph-name", default=None)
-    p.add_argument("--format", choices=FORMATS, default=None, help="default: from each file's suffix")
-    p.add_argument("--master", default=None, help="default: spark-submit's, else local[*]")
-    p.add_argument("--since", default=None, help="only changes stamped at or after T (ms or ISO 8601)")
-    p.add_argument("--until", default=None, help="only changes stamped before T (ms or ISO 8601)")
-    p.add_argument("--rejects", default=DEFAULT_REJECTS, help="folder for bad records (JSON Lines part files)")
-    p.add_argument("--partitions", type=int, default=None)
-    p.add_argument("--batch", type=int, default=2000, help="rows per graph write")
-    p.add_argument("--value-column", default="value", help="Avro/Parquet column holding the event JSON")
-    p.add_argument("--conf", action="append", default=[], help="extra Spark setting key=value")
-    a = p.parse_args(argv)
-    try:
-        conf = dict(kv.split("=", 1) for kv in a.conf)
-        opts = BackfillOptions(a.paths, a.graph, a.graph_name, a.format, a.master, parse_time(a.since, "--since"),
-                               parse_time(a.until, "--until"), a.rejects, a.partitions, a.batch, a.value_column, conf)
+    """``fieldgraph backfill`` with ``argv`` (default: the process's arguments), for spark-submit and
+    ``python -m``: the same options, output and exit codes as the CLI command."""
+    from fieldgraph.ingest.cli import main as cli_main
 
-        t0 = time.monotonic()
-
-        def show(phase: str, done: int, total: int) -> None:
-            print(f"[backfill {time.monotonic() - t0:6.1f}s] {phase}" + (f": {done}/{total} tasks" if total else ""),
-                  file=sys.stderr, flush=True)
-
-        last = [0.0, ""]
-
-        def throttled(phase: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if phase != last[1] or now - last[0] >= 10:
-                last[0], last[1] = now, phase
-                show(phase, done, total)
-
-        report = run_backfill(opts, progress=throttled)
-    except (FieldgraphError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(report.to_json(), indent=2))
-    return 0
+    return cli_main(["backfill", *(sys.argv[1:] if argv is None else argv)], prog_name="fieldgraph")
 
 
 if __name__ == "__main__":

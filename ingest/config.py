@@ -174,14 +174,3 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
     if cfg.batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {cfg.batch_size}")
     return cfg
-
-
-def parse_settings(items: list[str], option: str) -> dict[str, str]:
-    """``-X name=value`` pairs."""
-    out = {}
-    for item in items:
-        k, sep, v = item.partition("=")
-        if not sep or not k.strip():
-            raise ConfigError(f"{option} {item!r}: expected name=value")
-        out[k.strip()] = v
-    return out
