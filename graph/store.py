@@ -201,6 +201,10 @@ class FalkorStore(GraphStore):
 # --- Neo4j --------------------------------------------------------------------------------------------
 
 
+#: Neo4j client error codes that mean a concurrent transaction got there first: worth a retry
+_CONFLICTS = ("ConstraintValidationFailed", "EntityNotFound")
+
+
 class Neo4jStore(GraphStore):
     """Neo4j over Bolt with the official driver. Every statement runs in a managed transaction (read or
     write), which the driver retries on transient errors only (deadlocks, leader changes, lost connections);
@@ -280,7 +284,7 @@ class Neo4jStore(GraphStore):
         except neo4j.exceptions.Neo4jError as exc:
             if "TransactionTimedOut" in (exc.code or ""):
                 raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
-            if isinstance(exc, neo4j.exceptions.ConstraintError):  # a concurrent writer created the node first
+            if any(c in (exc.code or "") for c in _CONFLICTS):  # a concurrent writer created or deleted it first
                 raise GraphUnavailable(f"{self.describe()}: a write conflicted with a concurrent one: {exc.message}") \
                     from None
             if isinstance(exc, neo4j.exceptions.ClientError):

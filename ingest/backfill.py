@@ -13,7 +13,7 @@ fastavro in the executors (Spark's Avro reader is not part of pyspark).
 The job, with the planner of :mod:`fieldgraph.graph.plan` (the code the worker and ``fieldgraph ingest``
 run) doing every decision:
 
-1. decode every event in the executors (:func:`fieldgraph.ingest.events.decode_event`); bad records
+1. decode every event in the executors (:func:`fieldgraph.ingest.sources.decode_event`); bad records
    become rejects with their reason; reduce per (dataset, aspect) to what can still matter: for a
    lineage aspect the newest change (``ts``, ties: the later arrival), for a schema the newest change
    plus every older one that is the newest to list some field (older schemas add removed fields),
@@ -30,8 +30,6 @@ cannot reproduce what streaming does (two arrival-order effects of streaming its
 
 from __future__ import annotations
 
-import argparse
-import datetime as _dt
 import hashlib
 import io
 import json
@@ -61,8 +59,9 @@ from fieldgraph.errors import FieldgraphError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.plan import parse_field_ref
 from fieldgraph.graph.write import chunks
-from fieldgraph.ingest.config import GraphConfig
+from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
+from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 FORMATS = ("json", "jsonl", "avro", "parquet")
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
@@ -76,23 +75,6 @@ class BackfillError(FieldgraphError):
 
 
 # --- options and inputs ---------------------------------------------------------------------------
-
-
-def parse_time(text: str | None, option: str = "--since") -> int | None:
-    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says)."""
-    if text is None or text == "":
-        return None
-    t = text.strip()
-    if t.lstrip("-").isdigit():
-        return int(t)
-    try:
-        when = _dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
-    except ValueError:
-        raise BackfillError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
-                            "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=_dt.UTC)
-    return int(when.timestamp() * 1000)
 
 
 def _is_uri(p: str) -> bool:
@@ -236,6 +218,7 @@ def _expand(c: Change) -> Sequence[SchemaChange | LineageChange | JobLineageChan
 
 def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: str | None,
                    since: int | None, until: int | None, value_column: str = "value",
+                   platforms: PlatformMapping = DEFAULT_MAPPING,
                    ) -> Iterator[tuple[Any, tuple[str, Any]]]:
     """(file name, bytes) records -> keyed, tagged values for :func:`merge_values`.
 
@@ -248,7 +231,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
         counts["files"] += 1
         for raw in raw_events(local, data, fmt, value_column):
             counts["events"] += 1
-            changes, rej = decode(raw)
+            changes, rej = decode(raw, platforms)
             if rej is not None:
                 counts["rejected"] += 1
                 yield (_REJECT, rank, local, raw.line), ("R", json.dumps(rej.to_json(), default=str))
@@ -500,6 +483,8 @@ class BackfillOptions:
     spark_conf: dict[str, str] = field(default_factory=dict)
     #: the graph as the edge read it (None: ``graph``/``graph_name`` with the environment's credentials)
     graph_config: GraphConfig | None = None
+    #: how OpenLineage namespaces map to platforms (None: ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS`` or the defaults)
+    platforms: PlatformMapping | None = None
 
 
 @dataclass
@@ -605,11 +590,12 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
         report.spark_ui = sc.uiWebUrl
         parts = opts.partitions or max(2, sc.defaultParallelism * 2)
         fmt, since, until, vcol, batch = opts.format, opts.since, opts.until, opts.value_column, opts.batch_size
+        platforms = opts.platforms or platforms_from_env()
         with SparkProgress(sc, progress or (lambda *a: None)) as prog:
             prog.set_phase("1/3 reading, decoding and reducing events")
             sc._jsc.hadoopConfiguration().set("mapreduce.input.fileinputformat.input.dir.recursive", "true")
             raw = sc.binaryFiles(",".join(files), minPartitions=max(parts, min(len(files), 4 * parts)))
-            reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol)) \
+            reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol, platforms)) \
                 .combineByKey(_combine, _add, lambda a, b: _add(a, (b[0], b[1])), numPartitions=parts) \
                 .mapValues(_finish).persist()
             counts = dict(reduced.filter(lambda kv: kv[0][0] == _COUNT).map(lambda kv: (kv[0][1], kv[1][2]))
@@ -651,51 +637,9 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
 # --- spark-submit / python -m entry point ------------------------------------------------------------------
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="backfill.py", description="Backfill the fieldgraph lineage graph from archived "
-                                "change events with Spark (same semantics as streaming them).")
-    p.add_argument("paths", nargs="+", help="event files or folders (local paths or hdfs://, s3a:// ... URIs)")
-    p.add_argument("--graph", default=None, help="graph URI (default $FIELDGRAPH_GRAPH, else embedded)")
-    p.add_argument("--graph-name", default=None)
-    p.add_argument("--format", choices=FORMATS, default=None, help="default: from each file's suffix")
-    p.add_argument("--master", default=None, help="default: spark-submit's, else local[*]")
-    p.add_argument("--since", default=None, help="only changes stamped at or after T (ms or ISO 8601)")
-    p.add_argument("--until", default=None, help="only changes stamped before T (ms or ISO 8601)")
-    p.add_argument("--rejects", default=DEFAULT_REJECTS, help="folder for bad records (JSON Lines part files)")
-    p.add_argument("--partitions", type=int, default=None)
-    p.add_argument("--batch", type=int, default=2000, help="rows per graph write")
-    p.add_argument("--value-column", default="value", help="Avro/Parquet column holding the event JSON")
-    p.add_argument("--conf", action="append", default=[], help="extra Spark setting key=value")
-    a = p.parse_args(argv)
-    try:
-        conf = dict(kv.split("=", 1) for kv in a.conf)
-        opts = BackfillOptions(a.paths, a.graph, a.graph_name, a.format, a.master, parse_time(a.since, "--since"),
-                               parse_time(a.until, "--until"), a.rejects, a.partitions, a.batch, a.value_column, conf)
-
-        t0 = time.monotonic()
-
-        def show(phase: str, done: int, total: int) -> None:
-            print(f"[backfill {time.monotonic() - t0:6.1f}s] {phase}" + (f": {done}/{total} tasks" if total else ""),
-                  file=sys.stderr, flush=True)
-
-        last: dict[str, Any] = {"at": 0.0, "phase": ""}
-
-        def throttled(phase: str, done: int, total: int) -> None:
-            now = time.monotonic()
-            if phase != last["phase"] or now - last["at"] >= 10:
-                last.update(at=now, phase=phase)
-                show(phase, done, total)
-
-        report = run_backfill(opts, progress=throttled)
-    except (FieldgraphError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(report.to_json(), indent=2))
-    return 0
-
-
 if __name__ == "__main__":
-    # spark-submit runs this file as __main__: call the installed module, so executors import it by name
-    from fieldgraph.ingest.backfill import main as _main
+    # spark-submit runs this file as a script (and `python -m fieldgraph.ingest.backfill`): it is
+    # `fieldgraph backfill`, the installed command, so executors import fieldgraph by name
+    from fieldgraph.ingest.cli import main
 
-    sys.exit(_main())
+    sys.exit(main(["backfill", *sys.argv[1:]], prog_name="fieldgraph"))

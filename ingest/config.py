@@ -189,17 +189,6 @@ def _read_env(cfg: WorkerConfig, env: Mapping[str, str]) -> None:
             setattr(cfg, rest.lower(), _coerce(rest.lower(), value, f"environment {key}"))
 
 
-def parse_settings(items: list[str], option: str) -> dict[str, str]:
-    """``-X name=value`` pairs."""
-    out = {}
-    for item in items:
-        k, sep, v = item.partition("=")
-        if not sep or not k.strip():
-            raise ConfigError(f"{option} {item!r}: expected name=value")
-        out[k.strip()] = v
-    return out
-
-
 def platforms_from_env(env: Mapping[str, str] | None = None) -> PlatformMapping:
     """The OpenLineage platform mapping ``FIELDGRAPH_OPENLINEAGE_PLATFORMS`` names, else the defaults."""
     path = (os.environ if env is None else env).get("FIELDGRAPH_OPENLINEAGE_PLATFORMS")

@@ -42,11 +42,18 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
+def _is_main_guard(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+
+
 def _imports(name: str, path: Path) -> set[str]:
-    """The fieldgraph modules ``name`` imports, anywhere in it (lazy imports inside functions count)."""
+    """The fieldgraph modules ``name`` imports, anywhere in it (lazy imports inside functions count; what a
+    file runs only as a script, under ``if __name__ == "__main__"``, does not)."""
     is_package = path.name == "__init__.py"
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree.body = [n for n in tree.body if not _is_main_guard(n)]
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

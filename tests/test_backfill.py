@@ -19,16 +19,17 @@ import pytest
 from typer.testing import CliRunner
 
 from fieldgraph.changes import LineageChange
+from fieldgraph.errors import InputError
 from fieldgraph.ingest.backfill import (
     BackfillError,
     BackfillOptions,
     list_inputs,
     merge_values,
-    parse_time,
     prune_schemas,
     run_backfill,
 )
 from fieldgraph.ingest.cli import app
+from fieldgraph.ingest.cli.options import parse_time
 from fieldgraph.ingest.sources import decode_event
 
 from .conftest import column, dump, mcp
@@ -401,7 +402,7 @@ def test_bad_options(tmp_path) -> None:
         list_inputs([str(tmp_path / "x.bin")])
     with pytest.raises(BackfillError, match="--format 'xml'"):
         list_inputs([str(tmp_path)], "xml")
-    with pytest.raises(BackfillError, match="--until 'yesterday'"):
+    with pytest.raises(InputError, match="--until 'yesterday'"):
         parse_time("yesterday", "--until")
     assert parse_time("1970-01-01T00:00:01Z") == 1000 and parse_time("1234") == 1234
     res = CliRunner().invoke(app, ["backfill", str(tmp_path / "missing")])

@@ -41,7 +41,7 @@ def stream() -> list[dict]:
 
 
 def _start(broker, topic, group, uri) -> subprocess.Popen:
-    cmd = [sys.executable, "-c", "from fieldgraph.ingest.cli import main; main()", "worker", "-b", broker.bootstrap, "-t", topic,
+    cmd = [sys.executable, "-m", "fieldgraph.ingest.cli", "worker", "-b", broker.bootstrap, "-t", topic,
            "--group", group, "--graph", uri, "--batch-size", "2000", "--log-interval", "2"]
     for k, v in FAST_GROUP.items():
         cmd += ["-X", f"{k}={v}"]

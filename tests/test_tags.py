@@ -27,9 +27,9 @@ def tagged_schema(urn: str, fields: dict[str, tuple[list[str], list[str]]], ts: 
             c["glossaryTerms"] = {"terms": [{"urn": f"urn:li:glossaryTerm:{t}"} for t in terms],
                                   "auditStamp": {"time": 0, "actor": "urn:li:corpuser:x"}}
         cols.append(c)
+    other = {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}}
     return mcp(urn, "schemaMetadata", {"schemaName": urn, "platform": "urn:li:dataPlatform:hive", "version": 0,
-                                       "hash": "", "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
-                                       "fields": cols}, ts)
+                                       "hash": "", "platformSchema": other, "fields": cols}, ts)
 
 
 @pytest.fixture

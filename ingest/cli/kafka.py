@@ -1,4 +1,4 @@
-"""Kafka commands of the fieldgraph CLI: ``worker`` (consume into the graph) and ``emit`` (send event files)."""
+"""Kafka commands: ``worker`` (consume into the graph) and ``emit`` (send event files)."""
 
 from __future__ import annotations
 
@@ -8,22 +8,23 @@ from pathlib import Path
 import typer
 from rich.text import Text
 
-from fieldgraph.ingest.cli import app, err, fail, out  # noqa: F401
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.errors import EmitError, FieldgraphError, WorkerError
+from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
+from fieldgraph.ingest.cli.options import GraphName, GraphUri, parse_pairs
+from fieldgraph.ingest.cli.render import err, out
 
 _X_HELP = "librdkafka setting name=value, passed through (security.protocol, sasl.*, ssl.*, ...); repeatable."
 
 
-@app.command("worker")
 def worker_cmd(
     topic: list[str] = typer.Option([], "--topic", "-t", help="Topic to consume; repeatable. Default: "
-                                    "MetadataChangeLog_Versioned_v1, MetadataChangeProposal_v1, MetadataAuditEvent_v4."),
+                                    "MetadataChangeLog_Versioned_v1, MetadataChangeProposal_v1, "
+                                    "MetadataAuditEvent_v4."),
     bootstrap_servers: str | None = typer.Option(None, "--bootstrap-servers", "-b",
                                                     help="Kafka brokers (default localhost:9092)."),
     group_id: str | None = typer.Option(None, "--group", help="Consumer group (default fieldgraph)."),
-    graph: str | None = typer.Option(None, "--graph", "-g", help="Graph URI (embedded[:PATH], falkordb://, "
-                                        "bolt://, neo4j://)."),
-    graph_name: str | None = typer.Option(None, "--graph-name", help="FalkorDB graph name."),
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
     dlq_topic: str | None = typer.Option(None, "--dlq-topic", help="Dead-letter topic (default <topic>.dlq)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Messages per micro-batch (2000)."),
     schema_registry_url: str | None = typer.Option(None, "--schema-registry-url",
@@ -44,30 +45,26 @@ def worker_cmd(
     Settings: flags > FIELDGRAPH_* environment > config file. Bad events go to the dead-letter
     topic; offsets are committed only after the graph write. SIGTERM/SIGINT finish the batch and stop.
     """
-    from fieldgraph.ingest.config import load_config, parse_settings
+    from fieldgraph.ingest.config import load_config
     from fieldgraph.ingest.worker import Worker
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        cfg = load_config(config, flags={
-            "topics": list(topic), "bootstrap_servers": bootstrap_servers, "group_id": group_id, "graph": graph,
-            "graph_name": graph_name, "dlq_topic": dlq_topic, "batch_size": batch_size,
-            "schema_registry_url": schema_registry_url, "avsc": [str(p) for p in avsc], "metrics_port": metrics_port,
-            "log_interval_s": log_interval, "strict_aspects": strict_aspects, "kafka": parse_settings(list(kafka_setting), "-X"),
-        })
-        w = Worker(cfg)
-    except FieldgraphError as exc:
-        raise fail(str(exc)) from None
+    cfg = load_config(config, flags={
+        "topics": list(topic), "bootstrap_servers": bootstrap_servers, "group_id": group_id, "graph": graph,
+        "graph_name": graph_name, "dlq_topic": dlq_topic, "batch_size": batch_size,
+        "schema_registry_url": schema_registry_url, "avsc": [str(p) for p in avsc], "metrics_port": metrics_port,
+        "log_interval_s": log_interval, "strict_aspects": strict_aspects, "kafka": parse_pairs(kafka_setting, "-X"),
+    })
+    w = Worker(cfg)
     w.install_signals()
     try:
         w.run(max_idle_s=idle_exit)
-    except FieldgraphError as exc:
-        raise fail(str(exc)) from None
+    except FieldgraphError:
+        raise
     except Exception as exc:  # confluent_kafka.KafkaException (e.g. a bad -X setting)
-        raise fail(f"{type(exc).__name__}: {exc}") from None
+        raise WorkerError(f"{type(exc).__name__}: {exc}") from exc
 
 
-@app.command("emit")
 def emit_cmd(
     paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
     topic: str = typer.Option("MetadataChangeProposal_v1", "--topic", "-t", help="Topic to send to."),
@@ -77,18 +74,19 @@ def emit_cmd(
     validate: bool = typer.Option(False, "--validate", help="Send only events fieldgraph can decode."),
 ) -> None:
     """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer)."""
-    from fieldgraph.ingest.config import parse_settings
+    from fieldgraph.ingest.config import platforms_from_env
     from fieldgraph.ingest.emitter import Emitter
     from fieldgraph.ingest.replay import event_files, read_events
     from fieldgraph.ingest.sources import decode_event
 
+    files = event_files(paths)
+    settings = parse_pairs(kafka_setting, "-X")
     try:
-        files = event_files(paths)
-        em = Emitter(bootstrap_servers, topic=topic, kafka=parse_settings(list(kafka_setting), "-X"))
-    except (FileNotFoundError, FieldgraphError) as exc:
-        raise fail(str(exc)) from None
+        em = Emitter(bootstrap_servers, topic=topic, kafka=settings)
+    except FieldgraphError:
+        raise
     except Exception as exc:  # a bad -X setting
-        raise fail(f"{type(exc).__name__}: {exc}") from None
+        raise EmitError(f"{type(exc).__name__}: {exc}") from exc
     sent = skipped = 0
     for f in files:
         for raw in read_events(f):
@@ -98,18 +96,15 @@ def emit_cmd(
                 continue
             if validate:
                 try:
-                    decode_event(raw.event, origin=raw.where)
-                except FieldgraphError as exc:
+                    decode_event(raw.event, origin=raw.where, platforms=platforms_from_env())
+                except FieldgraphError as exc:  # reported and skipped, not fatal
                     err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
                     skipped += 1
                     continue
             em.emit(raw.event)
             sent += 1
-    try:
-        report = em.flush()
-    except FieldgraphError as exc:
-        raise fail(str(exc)) from None
+    report = em.flush()
     out.print(Text(f"sent {report.delivered} events from {len(files)} files to {topic}"
                    + (f"; skipped {skipped}" if skipped else "")))
     if skipped:
-        raise typer.Exit(2)
+        raise typer.Exit(EXIT_BAD_INPUT)

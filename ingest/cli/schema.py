@@ -1,18 +1,20 @@
-"""Schema commands of the fieldgraph CLI beyond normalize (diff)."""
+"""Schema commands: ``normalize`` (a schema's field paths) and ``diff`` (field changes and the rules they break)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from fieldgraph.ingest.cli import app, fail, out, read_input
-from fieldgraph.normalizers import FieldgraphError
+from fieldgraph.errors import FieldgraphError, InputError
+from fieldgraph.ingest.cli.boundary import about
+from fieldgraph.ingest.cli.options import json_option
+from fieldgraph.ingest.cli.render import out
 
 #: --rules values: the diff rule sets, then the Confluent compatibility modes (lower case).
 RULE_CHOICES = (
@@ -21,7 +23,38 @@ RULE_CHOICES = (
 )
 
 
-@app.command("diff")
+def normalize_cmd(
+    file: Path = typer.Argument(..., help="Schema file to normalize."),
+    format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected from the file)."),
+    key: bool = typer.Option(False, "--key", help="Treat it as a key schema ([key=True] paths)."),
+    as_json: Annotated[bool, json_option("Print a JSON array of DataHub SchemaField objects.")] = False,
+) -> None:
+    """Print the DataHub v2 field paths of a schema."""
+    from fieldgraph.normalizers import normalize
+    from fieldgraph.normalizers.detect import detect_format
+
+    data = file.read_bytes()
+    with about(file):
+        fmt = format or detect_format(file.name, data)
+        options = {"import_paths": [str(file.parent)]} if fmt == "protobuf" else {}
+        fields = normalize(data, fmt, key=key, name=file.name, **options)
+    if as_json:
+        sys.stdout.write(json.dumps([f.to_datahub() for f in fields], indent=2) + "\n")
+        return
+    table = Table(title=f"{file.name} ({fmt}{', key' if key else ''}): {len(fields)} fields")
+    for col in ("fieldPath", "type", "nativeDataType", "nullable", "description"):
+        table.add_column(col, overflow="fold")
+    for f in fields:
+        table.add_row(
+            Text(f.fieldPath),
+            f.type.name,
+            Text(f.nativeDataType),
+            "yes" if f.nullable else "",
+            Text((f.description or "").strip()),
+        )
+    out.print(table)
+
+
 def diff_cmd(
     schemas: list[Path] = typer.Argument(
         ..., metavar="OLD NEW", show_default=False,
@@ -37,30 +70,28 @@ def diff_cmd(
     format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected per file)."),
     table: str | None = typer.Option(None, "--table", "-t", help="DataMine: compare this table only "
                                         "(default: every table, by name)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the changes and violations as JSON."),
+    as_json: Annotated[bool, json_option("Print the changes and violations as JSON.")] = False,
 ) -> None:
     """Print the field changes from OLD to NEW and every rule they break; exit 1 if one is broken."""
     from fieldgraph.normalizers.detect import detect_format
 
     if len(schemas) < 2:
-        raise fail("diff needs at least two schemas: OLD NEW")
+        raise InputError("diff needs at least two schemas: OLD NEW")
     mode = (rules or "none").lower().replace("-", "_")
     if mode not in RULE_CHOICES:
-        raise fail(f"unknown --rules {rules!r}; choose one of: {', '.join(RULE_CHOICES[:-1])}")
+        raise InputError(f"unknown --rules {rules!r}; choose one of: {', '.join(RULE_CHOICES[:-1])}")
     loaded: list[tuple[Path, bytes, str]] = []
     for path in schemas:
-        data = read_input(path)
-        try:
+        data = path.read_bytes()
+        with about(path):
             loaded.append((path, data, format or detect_format(path.name, data)))
-        except FieldgraphError as exc:
-            raise fail(f"{path}: {exc}") from None
     try:
         units = _units(loaded, table)
         report = [_judge(label, models, mode) for label, models in units]
-    except FieldgraphError as exc:
-        raise fail(str(exc)) from None
+    except FieldgraphError:
+        raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        raise fail(f"cannot compare the schemas: {exc}") from None
+        raise InputError(f"cannot compare the schemas: {exc}") from exc
 
     formats = sorted({fmt for _, _, fmt in loaded})
     violations = [v for r in report for v in r["violations"]]
@@ -97,7 +128,7 @@ def _units(loaded: list[tuple[Path, bytes, str]], table: str | None) -> list[tup
             names += [n for n in version if n not in names]
         return [(n, [v.get(n) for v in per_version]) for n in names]
     if table is not None:
-        raise fail("--table applies to DataMine schemas only")
+        raise InputError("--table applies to DataMine schemas only")
     return [(None, [to_model(data, fmt, name=p.name) for p, data, fmt in loaded])]
 
 
@@ -120,13 +151,14 @@ def _judge(label: str | None, models: list[Any], mode: str) -> dict[str, Any]:
         history = [m for m in models[:-1] if m is not None]
         violations = [
             {"table": label, "rule": f"{mode}: {x.rule}", "path": x.location,
-             "message": f"{x.message} ({x.direction}, version {x.version + 1} of {len(models) - 1})"}
+             "message": f"{x.message} ({x.direction}, version {(x.version or 0) + 1} of {len(models) - 1})"}
             for x in check_compatibility(history, new, mode)
         ]
     return {"table": label, "diff": diff, "violations": violations, "note": note}
 
 
-def _print(schemas: list[Path], formats: list[str], mode: str, report: list[dict], violations: list[dict]) -> None:
+def _print(schemas: list[Path], formats: list[str], mode: str, report: list[dict[str, Any]],
+           violations: list[dict[str, Any]]) -> None:
     title = f"{schemas[-2].name} -> {schemas[-1].name} ({', '.join(formats)})"
     if mode not in ("none", "datamine", "odf") and formats != ["avro"]:
         out.print(Text(f"note: {mode} applies Avro's schema resolution rules to the {', '.join(formats)} "

@@ -2,130 +2,103 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from fieldgraph.ingest.cli import app, fail, out
-from fieldgraph.ingest.cli_graph import GraphOpt, NameOpt, _ds, _dump, _graph, _short
+from fieldgraph.errors import InputError
+from fieldgraph.ingest.cli.boundary import value_errors_are_bad_input
+from fieldgraph.ingest.cli.options import AsJson, GraphName, GraphUri, open_graph, parse_time
+from fieldgraph.ingest.cli.render import ds, dump, out, short
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
 
 
-def _time(text: str | None, what: str) -> int | None:
-    """ms since the epoch from ms digits or an ISO 8601 date/time (UTC when no zone is given)."""
-    if text is None:
-        return None
-    if text.lstrip("-").isdigit():
-        return int(text)
-    try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(f"{what} {text!r}: expected ms since the epoch or an ISO 8601 time (2025-01-31T12:00:00Z)") from None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return int(t.timestamp() * 1000)
-
-
-@app.command("tag")
 def tag_cmd(
     field: str = typer.Argument(..., help="Field URN."),
-    tags: list[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms (urn:li:glossaryTerm:X)."),
+    tags: list[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms "
+                                     "(urn:li:glossaryTerm:X)."),
     remove: bool = typer.Option(False, "--remove", help="Remove these tags instead of adding them."),
-    graph: str | None = GraphOpt,
-    graph_name: str | None = NameOpt,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
 ) -> None:
     """Set tags or glossary terms on a field by hand (they propagate downstream like the schema's own)."""
-    with _graph(graph, graph_name) as g:
-        try:
-            now = g.tag(field, add=() if remove else tags, remove=tags if remove else ())
-        except ValueError as exc:
-            raise fail(str(exc)) from None
-    out.print(Text(f"{_short(field)}: {', '.join(now) or '(no hand-set tags)'}"))
+    with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
+        now = g.tag(field, add=() if remove else tags, remove=tags if remove else ())
+    out.print(Text(f"{short(field)}: {', '.join(now) or '(no hand-set tags)'}"))
 
 
-@app.command("tags")
 def tags_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     indirect: bool = IndirectOpt,
-    as_json: bool = typer.Option(False, "--json"),
-    graph: str | None = GraphOpt,
-    graph_name: str | None = NameOpt,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
 ) -> None:
     """A field's own tags and terms, and those it inherits, with the upstream field each comes from."""
-    with _graph(graph, graph_name) as g:
+    with open_graph(graph, graph_name) as g:
         res = g.tags(field, indirect=indirect)
     if as_json:
-        _dump(res)
+        dump(res)
         return
-    t = Table(title=f"tags of {_short(res['field'])}")
+    t = Table(title=f"tags of {short(res['field'])}")
     for col in ("tag", "from", "distance"):
         t.add_column(col, overflow="fold")
     for label in res["own"]:
         t.add_row(Text(label), "(own)", "0")
     for i in res["inherited"]:
-        t.add_row(Text(i["label"]), Text(_short(i["from"])), str(i["distance"]))
+        t.add_row(Text(i["label"]), Text(short(i["from"])), str(i["distance"]))
     out.print(t)
     if res["partial"]:
         out.print(Text(f"partial result: {res['reason']}", style="yellow"))
 
 
-@app.command("tagged")
 def tagged_cmd(
     tag: str = typer.Argument(..., help="Tag (PII) or glossary term URN."),
     indirect: bool = IndirectOpt,
-    as_json: bool = typer.Option(False, "--json"),
-    graph: str | None = GraphOpt,
-    graph_name: str | None = NameOpt,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
 ) -> None:
     """Every field that carries a tag or term, its own or inherited (e.g. where PII flows)."""
-    with _graph(graph, graph_name) as g:
-        try:
-            rows = g.tagged(tag, indirect=indirect)
-        except ValueError as exc:
-            raise fail(str(exc)) from None
+    with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
+        rows = g.tagged(tag, indirect=indirect)
     if as_json:
-        _dump(rows)
+        dump(rows)
         return
     t = Table(title=f"{len(rows)} fields carry {tag}")
     for col in ("dataset", "field", "from", "distance"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Text(_ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
-                  Text("(own)" if r["own"] else "\n".join(_short(u) for u in r["from"])), str(r["distance"]))
+        t.add_row(Text(ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
+                  Text("(own)" if r["own"] else "\n".join(short(u) for u in r["from"])), str(r["distance"]))
     out.print(t)
 
 
-@app.command("lineage-summary")
 def lineage_summary_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     direction: str = typer.Option("incoming", "--direction", help="incoming (where it comes from) or outgoing."),
     start: str | None = typer.Option(None, "--start", help="From this time (ms or ISO 8601); default: open."),
     end: str | None = typer.Option(None, "--end", help="Until this time (ms or ISO 8601); default: open."),
     depth: int = typer.Option(1, "--depth", "-d", min=1, help="Hops (default 1: the neighbouring datasets)."),
-    as_json: bool = typer.Option(False, "--json"),
-    graph: str | None = GraphOpt,
-    graph_name: str | None = NameOpt,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
 ) -> None:
     """A field's lineage within a time range, like CDAP's field lineage API: summary and operations."""
     if direction not in ("incoming", "outgoing"):
-        raise fail(f"--direction {direction!r}: expected incoming or outgoing")
-    s, e = _time(start, "--start"), _time(end, "--end")
-    with _graph(graph, graph_name) as g:
-        try:
-            res = g.field_lineage(field, direction, s, e, depth)
-        except ValueError as exc:
-            raise fail(str(exc)) from None
+        raise InputError(f"--direction {direction!r}: expected incoming or outgoing")
+    s, e = parse_time(start, "--start"), parse_time(end, "--end")
+    with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
+        res = g.field_lineage(field, direction, s, e, depth)
     if as_json:
-        _dump(res)
+        dump(res)
         return
-    t = Table(title=f"{direction} lineage of {_short(res['field'])}")
+    t = Table(title=f"{direction} lineage of {short(res['field'])}")
     t.add_column("dataset", overflow="fold")
     t.add_column("fields", overflow="fold")
     for row in res["summary"]:
-        t.add_row(Text(_ds(row["dataset"])), Text(", ".join(row["fields"])))
+        t.add_row(Text(ds(row["dataset"])), Text(", ".join(row["fields"])))
     out.print(t)
     ops = Table(title="operations")
     for col in ("program or query", "run", "operations", "transformation"):

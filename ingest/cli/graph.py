@@ -1,0 +1,310 @@
+"""Graph commands: ``ingest``, ``impact``, ``query``, ``stats``, the ``lineage`` group and the ``server`` group."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from fieldgraph.ingest.cli.options import (
+    DEFAULT_TIME_BUDGET,
+    AsJson,
+    DataDir,
+    Depth,
+    GraphName,
+    GraphUri,
+    SummaryJson,
+    TimeBudget,
+    open_graph,
+    parse_pairs,
+)
+from fieldgraph.ingest.cli.render import count_table, ds, dump, hop_table, out, progress, short
+
+FIELD_HELP = "Field URN (datasetField or schemaField; v2, v1 or /slash path)."
+
+lineage_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                          help="Field lineage: upstream or downstream of a field.")
+server_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                         help="The embedded FalkorDB server (keep one running between commands).")
+
+
+# ---- ingest ----
+
+
+def ingest_cmd(
+    paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson): JSON, JSON Lines "
+                                       "or JSON arrays of MCP, MCL, MCE or MAE events."),
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+    rejects: Path = typer.Option(Path(".fieldgraph/rejects.jsonl"), "--rejects",
+                                 help="Where bad events go (JSON Lines with file, line, error, event)."),
+    batch: int = typer.Option(1000, "--batch", min=1, help="Events per graph write batch."),
+    as_json: SummaryJson = False,
+) -> None:
+    """Ingest change events into the lineage graph. Bad events are reported and skipped, never fatal."""
+    from fieldgraph.ingest.config import platforms_from_env
+    from fieldgraph.ingest.replay import decode, event_files, read_events, write_rejects
+
+    platforms = platforms_from_env()
+    files = event_files(paths)
+    changes = []
+    bad = []
+    events = 0
+    with progress() as bar:
+        reading = bar.add_task("reading files", total=len(files))
+        for f in files:
+            for raw in read_events(f):
+                events += 1
+                cs, rej = decode(raw, platforms)
+                changes.extend(cs)
+                if rej:
+                    bad.append(rej)
+                    bar.console.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"),
+                                      soft_wrap=True)
+            bar.advance(reading)
+    with open_graph(graph, graph_name) as g:
+        with progress() as bar:
+            task = bar.add_task("writing the graph", total=len(changes))
+            report = g.ingest(changes, batch_events=batch, progress=lambda n: bar.advance(task, n))
+        stats = g.stats()
+    if bad:
+        write_rejects(rejects, bad)
+    c = report.counts
+    summary: dict[str, Any] = {
+        "files": len(files), "events": events, "rejected": len(bad), "aspectChanges": len(changes),
+        "schemas": c["schemas"], "schemaDeletes": c["schema_deletes"], "lineages": c["lineages"],
+        "lineageDeletes": c["lineage_deletes"], "superseded": c["superseded"], "fieldsWritten": c["fields"],
+        "fieldsRemoved": c["fields_removed"], "edgesWritten": c["edges"], "placeholdersCreated": c["placeholders"],
+        "placeholdersResolved": c["placeholders_resolved"],
+        "ambiguousReferences": [
+            {"dataset": d, "reference": r, "candidates": list(cs)}
+            for d, r, cs in dict.fromkeys((d, r, tuple(cs)) for d, r, cs in report.ambiguous)
+        ],
+        "rejectsFile": str(rejects) if bad else None, "graph": stats,
+    }
+    if as_json:
+        dump(summary)
+        return
+    rows = [(k, v) for k, v in summary.items() if k not in ("ambiguousReferences", "graph", "rejectsFile")]
+    out.print(count_table(f"ingested {len(files)} files, {events} events",
+                          rows + [(f"graph {k}", v) for k, v in stats.items()]))
+    for a in summary["ambiguousReferences"]:
+        out.print(Text(f"ambiguous: {ds(a['dataset'])} {a['reference']!r} matches {', '.join(a['candidates'])}",
+                       style="yellow"), soft_wrap=True)
+    if bad:
+        out.print(Text(f"{len(bad)} bad events written to {rejects}", style="yellow"))
+
+
+# ---- lineage ----
+
+
+def _lineage(direction: str, field: str, depth: int | None, budget: float, as_json: bool, graph: str | None,
+             graph_name: str | None) -> None:
+    with open_graph(graph, graph_name) as g:
+        res = getattr(g, direction)(field, depth, time_budget_s=budget)
+    if as_json:
+        dump(res.to_json())
+        return
+    out.print(hop_table(res, f"{direction} of {short(res.start)}: {len(res.hops)} edges"))
+    if res.partial:
+        out.print(Text(f"partial result: {res.reason}", style="yellow"))
+
+
+@lineage_app.command("upstream")
+def upstream_cmd(
+    field: str = typer.Argument(..., help=FIELD_HELP),
+    depth: Depth = None,
+    budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """The fields a field derives from, with paths and edge properties."""
+    _lineage("upstream", field, depth, budget, as_json, graph, graph_name)
+
+
+@lineage_app.command("downstream")
+def downstream_cmd(
+    field: str = typer.Argument(..., help=FIELD_HELP),
+    depth: Depth = None,
+    budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """The fields derived from a field."""
+    _lineage("downstream", field, depth, budget, as_json, graph, graph_name)
+
+
+@lineage_app.command("path")
+def path_cmd(
+    source: str = typer.Argument(..., help="One field URN."),
+    target: str = typer.Argument(..., help="The other field URN."),
+    depth: Depth = None,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """A shortest lineage path between two fields (either direction)."""
+    with open_graph(graph, graph_name) as g:
+        path, res = g.path(source, target, depth)
+    if as_json:
+        dump({"path": path, "partial": res.partial, "reason": res.reason})
+        return
+    if not path:
+        out.print("no lineage path" + (f" (partial: {res.reason})" if res.partial else ""))
+        raise typer.Exit(1)
+    for i, urn in enumerate(path):
+        out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn)))
+
+
+@lineage_app.command("datasets")
+def datasets_cmd(
+    dataset: str | None = typer.Argument(None, help="Only edges touching this dataset URN."),
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Dataset-level lineage rolled up from field edges."""
+    with open_graph(graph, graph_name) as g:
+        rows = g.dataset_lineage(dataset)
+    if as_json:
+        dump(rows)
+        return
+    t = Table(title="dataset lineage")
+    for col in ("downstream", "upstream", "field edges", "transformations"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(Text(ds(r["downstream"])), Text(ds(r["upstream"])), str(r["fieldEdges"]),
+                  Text(", ".join(str(x).rsplit(".", 1)[-1] for x in r["transformations"] if x)))
+    out.print(t)
+
+
+@lineage_app.command("unresolved")
+def unresolved_cmd(
+    only_ambiguous: bool = typer.Option(False, "--ambiguous", help="Only ambiguous references."),
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Field references not resolved to a schema field (placeholders), ambiguous ones with their candidates."""
+    with open_graph(graph, graph_name) as g:
+        rows = g.ambiguous() if only_ambiguous else g.unresolved()
+    if as_json:
+        dump(rows)
+        return
+    t = Table(title=f"{len(rows)} unresolved references")
+    for col in ("dataset", "reference", "edges", "candidates"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(Text(ds(r["dataset"])), Text(r["reference"] or ""), str(r["edges"]),
+                  Text("\n".join(r.get("candidates") or []) or ("" if not r.get("ambiguous", True) else "?")))
+    out.print(t)
+
+
+# ---- impact, query, stats ----
+
+
+def impact_cmd(
+    name: str = typer.Argument(..., help="A field URN or a dataset URN."),
+    depth: Depth = None,
+    budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Impact analysis: the downstream datasets and fields of a field or dataset."""
+    with open_graph(graph, graph_name) as g:
+        res, by_ds = g.impact(name, depth, time_budget_s=budget)
+    if as_json:
+        dump({"start": res.start, "partial": res.partial, "reason": res.reason, "datasets": by_ds,
+              "hops": [h.to_json() for h in res.hops]})
+        return
+    t = Table(title=f"impact of {short(res.start)}: {len(by_ds)} datasets")
+    t.add_column("dataset", overflow="fold")
+    t.add_column("fields", overflow="fold")
+    for d, fields in by_ds.items():
+        t.add_row(Text(ds(d)), Text("\n".join(fields)))
+    out.print(t)
+    if res.partial:
+        out.print(Text(f"partial result: {res.reason}", style="yellow"))
+
+
+def query_cmd(
+    cypher: str = typer.Argument(..., help="A Cypher statement (read-only unless --write)."),
+    param: list[str] = typer.Option([], "--param", "-p", help="name=value (value parsed as JSON when it is JSON)."),
+    write: bool = typer.Option(False, "--write", help="Allow writes."),
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Run a Cypher statement (e.g. one of the named queries in fieldgraph/cypher)."""
+    params = parse_pairs(param, "--param", typed=True)
+    with open_graph(graph, graph_name) as g:
+        rows = g.query(cypher, params, write=write)
+    if as_json:
+        dump(rows)
+        return
+    t = Table(title=f"{len(rows)} rows")
+    cols = list(rows[0]) if rows else []
+    for c in cols:
+        t.add_column(c, overflow="fold")
+    for r in rows:
+        t.add_row(*(Text(v if isinstance(v, str) else json.dumps(v, default=str)) for v in r.values()))
+    out.print(t)
+
+
+def stats_cmd(
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Counts: datasets, fields, HasField and DataDerivedFrom edges, placeholders, ambiguous references."""
+    with open_graph(graph, graph_name) as g:
+        stats = g.stats()
+        where = g.store.describe()
+    if as_json:
+        dump(stats)
+        return
+    out.print(count_table(where, stats.items()))
+
+
+# ---- the embedded server ----
+
+
+def _server(data: Path | None) -> Any:
+    from fieldgraph.graph import EmbeddedServer
+
+    return EmbeddedServer(data)
+
+
+@server_app.command("start")
+def server_start(data: DataDir = None) -> None:
+    """Start the embedded FalkorDB and leave it running, so commands reuse it."""
+    s = _server(data)
+    s.start()
+    out.print(Text(f"{'started' if s.started_here else 'already running'}: {s.socket}"))
+    s.process = None  # leave it running
+
+
+@server_app.command("stop")
+def server_stop(data: DataDir = None) -> None:
+    """Stop the embedded FalkorDB (its data is kept in the AOF)."""
+    s = _server(data)
+    if not s.running():
+        out.print("not running")
+        return
+    s.stop(force=True)
+    out.print("stopped")
+
+
+@server_app.command("status")
+def server_status(data: DataDir = None) -> None:
+    """Whether the embedded FalkorDB is running."""
+    s = _server(data)
+    out.print(Text(f"{'running' if s.running() else 'not running'}: {s.socket}"))
+

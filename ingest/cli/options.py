@@ -1,0 +1,122 @@
+"""What several commands share: option declarations, the one time parser, the one ``name=value`` parser,
+and the one way a command opens the graph."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
+
+import typer
+
+from fieldgraph.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from fieldgraph.graph import LineageGraph
+
+# --- options ----------------------------------------------------------------------------------------------
+
+GRAPH_HELP = ("Graph URI: embedded[:PATH] (default, data folder .fieldgraph/), falkordb://host:port[/graph], "
+              "bolt://host:7687 or neo4j://host:7687. Default: $FIELDGRAPH_GRAPH.")
+
+#: ``--graph``/``-g``: where the graph is (``None``: GraphConfig's default, the embedded FalkorDB)
+GraphUri = Annotated[str | None, typer.Option("--graph", "-g", help=GRAPH_HELP, envvar="FIELDGRAPH_GRAPH",
+                                              show_envvar=False)]
+#: ``--graph-name``: the FalkorDB graph
+GraphName = Annotated[str | None, typer.Option("--graph-name", help="Graph (FalkorDB) to use; default fieldgraph.")]
+#: ``--data``: the embedded FalkorDB's data folder
+DataDir = Annotated[Path | None, typer.Option("--data", envvar="FIELDGRAPH_DATA", show_envvar=False,
+                                              help="Data folder (default .fieldgraph/ or $FIELDGRAPH_DATA).")]
+
+
+def json_option(help: str | None = None) -> Any:
+    """``--json`` (for ``Annotated[bool, json_option(...)] = False``): print JSON on stdout instead of a table."""
+    return typer.Option("--json", help=help)
+
+
+#: ``--json`` (results)
+AsJson = Annotated[bool, json_option()]
+#: ``--json`` (a command's summary)
+SummaryJson = Annotated[bool, json_option("Print the summary as JSON.")]
+
+#: ``--depth``/``-d`` of a lineage walk (``None``: the graph's cap)
+Depth = Annotated[int | None, typer.Option("--depth", "-d", min=1,
+                                           help="Hops to follow (default: up to the cap of 50).")]
+#: ``--time-budget`` of a lineage walk
+TimeBudget = Annotated[float, typer.Option("--time-budget",
+                                           help="Seconds before the walk stops with a partial result.")]
+DEFAULT_TIME_BUDGET = 10.0
+
+#: the time forms :func:`parse_time` reads, for option help
+TIME_FORMS = "ms since the epoch, or ISO 8601 like 2024-05-01 or 2024-05-01T12:00:00Z"
+
+
+# --- values -----------------------------------------------------------------------------------------------
+
+
+def parse_time(text: str | None, option: str = "--since") -> int | None:
+    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says).
+
+    ``None`` or empty: no bound. A bad value raises :class:`InputError` naming ``option`` and the value.
+    """
+    if text is None or text == "":
+        return None
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    try:
+        when = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
+                         "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+@overload
+def parse_pairs(items: Iterable[str], option: str, *, typed: Literal[False] = ...) -> dict[str, str]: ...
+@overload
+def parse_pairs(items: Iterable[str], option: str, *, typed: Literal[True]) -> dict[str, Any]: ...
+
+
+def parse_pairs(items: Iterable[str], option: str, *, typed: bool = False) -> dict[str, Any]:
+    """The ``name=value`` items of a repeatable option (``-X``, ``--param``, ``--conf``), in order.
+
+    ``typed``: a value that is JSON becomes that value (``3``, ``true``, ``null``, ``["a"]``); any other
+    stays the string. A later item replaces an earlier one of the same name. An item without ``=`` or
+    without a name raises :class:`ConfigError` naming ``option`` and the item.
+    """
+    pairs: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ConfigError(f"{option} {item!r}: expected name=value")
+        if typed:
+            try:
+                pairs[name] = json.loads(value)
+                continue
+            except ValueError:
+                pass
+        pairs[name] = value
+    return pairs
+
+
+# --- the graph --------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def open_graph(uri: str | None, name: str | None = None) -> Iterator[LineageGraph]:
+    """The graph a command's ``--graph``/``--graph-name`` name (else the environment's, else the default),
+    closed when the command is done with it."""
+    from fieldgraph.ingest.config import GraphConfig
+
+    g = GraphConfig.from_env(uri=uri, name=name).open()
+    try:
+        yield g
+    finally:
+        g.close()
