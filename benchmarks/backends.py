@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.service
 from fieldgraph.graph import EmbeddedServer, GraphStore, LineageGraph, open_store  # noqa: E402
 from fieldgraph.graph import cypher as cy  # noqa: E402
 from fieldgraph.graph.plan import field_urn  # noqa: E402
-from fieldgraph.graph.write import gc_paused  # noqa: E402
+from fieldgraph.graph.write import Writer, gc_paused  # noqa: E402
 
 
 def ds(i: int) -> str:
@@ -158,28 +158,29 @@ def record_ingest(g: LineageGraph, changes: list, batch_events: int) -> tuple[fl
     """``LineageGraph.ingest`` (read state, plan, apply) timed, keeping the plans it applies so that the
     raw store can be fed the very same statements and rows (:func:`replay`)."""
     plans: list = []
-    apply = LineageGraph.apply
+    apply = Writer.apply
 
-    def recording(plan: Any) -> None:
+    def recording(self: Writer, plan: Any) -> None:
         plans.append(plan)
-        apply(g, plan)
+        apply(self, plan)
 
-    g.apply = recording  # type: ignore[method-assign]
+    Writer.apply = recording  # type: ignore[method-assign]
     try:
         t = time.perf_counter()
         g.ingest(changes, batch_events=batch_events)
         return time.perf_counter() - t, plans
     finally:
-        del g.apply
+        Writer.apply = apply  # type: ignore[method-assign]
 
 
 def replay(g: LineageGraph, plans: list) -> float:
     """The raw store: the recorded ``UNWIND $rows ... MERGE`` statements and rows, sent as they are (no state
     read, no planning), with the same GC setting as ``LineageGraph.ingest``."""
+    writer = g.writer()
     with gc_paused():
         t = time.perf_counter()
         for p in plans:
-            g.apply(p)
+            writer.apply(p)
         return time.perf_counter() - t
 
 

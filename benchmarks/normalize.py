@@ -29,7 +29,8 @@ def _record(rng: random.Random, name: str, depth: int, width: int, counter: list
         if depth > 0 and kind < 0.25:
             t = _record(rng, f"{name}_r{counter[0]}", depth - 1, max(2, width // 2), counter)
         elif depth > 0 and kind < 0.35:
-            t = {"type": "array", "items": _record(rng, f"{name}_a{counter[0]}", depth - 1, max(2, width // 3), counter)}
+            items = _record(rng, f"{name}_a{counter[0]}", depth - 1, max(2, width // 3), counter)
+            t = {"type": "array", "items": items}
         elif kind < 0.5:
             t = ["null", rng.choice(["string", "long", "double"])]
         elif kind < 0.55:

@@ -8,6 +8,7 @@ Lake / Glue / Unity sources call it) with our ratio to it. Run:
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import sys
@@ -78,20 +79,21 @@ def main() -> None:
     out: dict[str, object] = {"python": sys.version.split()[0], "pyarrow": pa.__version__, "shapes": {}}
     for shape, schema in _shapes().items():
         spark_text = json.dumps(_spark_json(pa.struct(list(schema))))
-        fb_b64 = __import__("base64").b64encode(flatbuffer_from_schema(schema)).decode()
+        fb_b64 = base64.b64encode(flatbuffer_from_schema(schema)).decode()
         row: dict[str, object] = {}
         for label, fn in {
-            "arrow_schema": lambda: normalize(schema, "arrow"),
-            "arrow_odf_base64": lambda: normalize(fb_b64, "arrow"),
-            "spark_json": lambda: normalize(spark_text, "spark"),
-            "spark_column_layout": lambda: column_fields(to_model(spark_text, "spark")),
+            "arrow_schema": lambda s=schema: normalize(s, "arrow"),
+            "arrow_odf_base64": lambda b=fb_b64: normalize(b, "arrow"),
+            "spark_json": lambda t=spark_text: normalize(t, "spark"),
+            "spark_column_layout": lambda t=spark_text: column_fields(to_model(t, "spark")),
         }.items():
             rate, n = _rate(fn)
             row[label] = {"fields": n, "fields_per_s": round(rate)}
         if get_schema_fields_for_hive_column is not None:
             root = to_model(spark_text, "spark")
             cols = [(c.name, c.type.props["native_data_type"]) for c in root.fields]
-            rate, n = _rate(lambda: [f for name, t in cols for f in get_schema_fields_for_hive_column(name, t)])
+            hive = get_schema_fields_for_hive_column
+            rate, n = _rate(lambda cols=cols, hive=hive: [f for name, t in cols for f in hive(name, t)])
             row["datahub_hive_columns"] = {"fields": n, "fields_per_s": round(rate)}
             ours = row["spark_column_layout"]["fields_per_s"]  # the same fields, byte for byte
             row["ratio_spark_column_layout_vs_datahub"] = round(ours / rate, 2)

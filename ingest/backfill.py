@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fieldgraph.changes import (
     JOB_LINEAGE,
@@ -204,9 +204,29 @@ def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str
 
 # --- stage 1: decode and reduce to what can still matter (pure; executors) --------------------------------
 
-# Values of the reduce are tagged: ("S", [(ordinal, change)...]) schema changes of one dataset,
-# ("L", [(ordinal, change)...]) the changes of one lineage aspect since its newest DELETE,
-# ("R", json) a reject, ("N", n) a count.
+# Values of the reduce are (kind, payload): (SCHEMAS, [(ordinal, change)...]) the schema changes of one
+# dataset, (LINEAGE, [LineageItem...]) the changes of one lineage aspect since its newest DELETE,
+# (REJECT, json) a reject, (COUNT, n) a count. An ordinal (file rank, file, record, index) keeps arrival order.
+SCHEMAS, LINEAGE, REJECT, COUNT = "schemas", "lineage", "reject", "count"
+
+
+class LineageItem(NamedTuple):
+    """A lineage change as it travels: ordering and de-duplication need only the first four fields, and
+    only the changes written are unpickled."""
+
+    ordinal: Any
+    ts: int
+    delete: bool
+    digest: bytes | None  # of its edges (None: a delete)
+    change: bytes  # pickled
+
+
+class Reduced(NamedTuple):
+    """What the reduce keeps per key: the kind, how many changes are kept, and the (pickled) payload."""
+
+    kind: str
+    kept: int
+    payload: Any
 _COUNT = "\x00count"
 _REJECT = "\x00reject"
 
@@ -234,7 +254,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
             changes, rej = decode(raw, platforms)
             if rej is not None:
                 counts["rejected"] += 1
-                yield (_REJECT, rank, local, raw.line), ("R", json.dumps(rej.to_json(), default=str))
+                yield (_REJECT, rank, local, raw.line), (REJECT, json.dumps(rej.to_json(), default=str))
                 continue
             if not changes:
                 counts["ignored"] += 1
@@ -250,13 +270,13 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                     counts["changes"] += 1
                     o = (rank, local, raw.line, i)
                     if x.aspect == SCHEMA_METADATA:
-                        yield (x.dataset, SCHEMA_METADATA), ("S", [(o, x)])
+                        yield (x.dataset, SCHEMA_METADATA), (SCHEMAS, [(o, x)])
                     else:
-                        yield (x.dataset, x.aspect), ("L", [lineage_item(o, x)])
+                        yield (x.dataset, x.aspect), (LINEAGE, [lineage_item(o, x)])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
-        yield (_COUNT, k), ("N", n)
+        yield (_COUNT, k), (COUNT, n)
 
 
 def _schema_key(c: Change) -> tuple[int, int]:
@@ -298,29 +318,29 @@ def prune_schemas(items: list[tuple[Any, Change]]) -> list[tuple[Any, Change]]:
 
 def merge_values(a: tuple[str, Any], b: tuple[str, Any]) -> tuple[str, Any]:
     """Combine two values of one key (associative and commutative, as ``reduceByKey`` needs)."""
-    tag = a[0]
-    if tag == "N":
-        return ("N", a[1] + b[1])
-    if tag == "L":
-        return ("L", since_last_delete(a[1] + b[1]))
-    if tag == "S":
-        return ("S", prune_schemas(a[1] + b[1]))
+    kind = a[0]
+    if kind == COUNT:
+        return (COUNT, a[1] + b[1])
+    if kind == LINEAGE:
+        return (LINEAGE, since_last_delete(a[1] + b[1]))
+    if kind == SCHEMAS:
+        return (SCHEMAS, prune_schemas(a[1] + b[1]))
     return a  # rejects have unique keys
 
 
 def _combine(v: tuple[str, Any]) -> list[Any]:
-    return [v[0], list(v[1]) if v[0] in ("S", "L") else v[1]]
+    return [v[0], list(v[1]) if v[0] in (SCHEMAS, LINEAGE) else v[1]]
 
 
 def _add(acc: list[Any], v: tuple[str, Any]) -> list[Any]:
     """Add one value to a combiner in place: O(1) for lineage (appended; ordered after the shuffle), schemas
     re-pruned past 32 entries (pruned, a few versions remain)."""
-    tag = acc[0]
-    if tag == "N":
+    kind = acc[0]
+    if kind == COUNT:
         acc[1] += v[1]
-    elif tag == "L":
+    elif kind == LINEAGE:
         acc[1].extend(v[1])
-    elif tag == "S":
+    elif kind == SCHEMAS:
         acc[1].extend(v[1])
         if len(acc[1]) > 32:
             acc[1] = prune_schemas(acc[1])
@@ -330,30 +350,28 @@ def _add(acc: list[Any], v: tuple[str, Any]) -> list[Any]:
 def _finish(acc: list[Any]) -> tuple[str, int, Any]:
     """(tag, changes kept, payload): schema and lineage changes pickled once here, so the passes over the
     persisted result that only count or filter do not unpickle them (pydantic models unpickle slowly)."""
-    if acc[0] == "S":
-        items = prune_schemas(acc[1])
-        return ("S", len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
-    if acc[0] == "L":
+    if acc[0] == SCHEMAS:
+        schemas = prune_schemas(acc[1])
+        return Reduced(SCHEMAS, len(schemas), pickle.dumps(schemas, pickle.HIGHEST_PROTOCOL))
+    if acc[0] == LINEAGE:
         items = since_last_delete(acc[1])
-        return ("L", len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
-    return (acc[0], 0, acc[1])
+        return Reduced(LINEAGE, len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+    return Reduced(acc[0], 0, acc[1])
 
 
-def lineage_item(o: Any, c: Change) -> tuple[Any, int, bool, bytes | None, bytes]:
-    """A lineage change as it travels: ``(ordinal, ts, delete, digest of its edges, pickled change)``; ordering
-    and de-duplication need only the first four, and only the changes written are unpickled."""
+def lineage_item(o: Any, c: Change) -> LineageItem:
     delete = isinstance(c, AspectDelete)
     digest = None
     if not delete:
         digest = hashlib.blake2b(repr(sorted(_edge_keys(c), key=repr)).encode(), digest_size=16).digest()
-    return (o, c.ts, delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
+    return LineageItem(o, c.ts, delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
 
 
-def since_last_delete(items: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def since_last_delete(items: list[LineageItem]) -> list[LineageItem]:
     """A lineage aspect's items (:func:`lineage_item`) from its newest DELETE on, by stamp (ties: arrival)."""
-    items = sorted(items, key=lambda it: (it[1], it[0]))
+    items = sorted(items, key=lambda it: (it.ts, it.ordinal))
     for i in range(len(items) - 1, 0, -1):
-        if items[i][2]:
+        if items[i].delete:
             return items[i:]
     return items
 
@@ -373,7 +391,7 @@ def _edge_keys(c: Change) -> frozenset[tuple[Any, ...]]:
     return frozenset(out)
 
 
-def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Change]]:
+def lineage_steps(aspect: str, items: list[LineageItem]) -> list[list[Change]]:
     """The changes of one lineage aspect as steps to apply in order, one plan per step: what streaming them in
     stamp order, one at a time, writes (edge ``firstSeen`` is the first version of an unbroken run).
 
@@ -385,7 +403,7 @@ def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Change
     steps: list[list[Change]] = []
     if aspect == JOB_LINEAGE:
         for it in items:
-            c = pickle.loads(it[4])
+            c = pickle.loads(it.change)
             if isinstance(c, AspectDelete) or not steps or isinstance(steps[-1][0], AspectDelete):
                 steps.append([c])
             else:
@@ -393,10 +411,10 @@ def lineage_steps(aspect: str, items: list[tuple[Any, ...]]) -> list[list[Change
         return steps
     prev: Any = None
     for i, it in enumerate(items):
-        digest = it[3]
+        digest = it.digest
         if steps and digest is not None and digest == prev and i < len(items) - 1:
             continue  # same edges as the version before, and not the newest: nothing of it survives
-        steps.append([pickle.loads(it[4])])  # the first of a run (its stamp is the edges' firstSeen), or the newest
+        steps.append([pickle.loads(it.change)])  # the first of a run (its stamp is the edges' firstSeen), or the newest
         prev = digest
     return steps
 
@@ -598,27 +616,28 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
             reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol, platforms)) \
                 .combineByKey(_combine, _add, lambda a, b: _add(a, (b[0], b[1])), numPartitions=parts) \
                 .mapValues(_finish).persist()
-            counts = dict(reduced.filter(lambda kv: kv[0][0] == _COUNT).map(lambda kv: (kv[0][1], kv[1][2]))
+            counts = dict(reduced.filter(lambda kv: kv[0][0] == _COUNT).map(lambda kv: (kv[0][1], kv[1].payload))
                           .collect())
             report.counts.update(counts)
-            kept = reduced.map(lambda kv: kv[1][1]).sum()
+            kept = reduced.map(lambda kv: kv[1].kept).sum()
             report.counts["kept"] = int(kept)
             if report.counts["rejected"]:
                 prog.set_phase(f"1/3 writing {report.counts['rejected']} rejects")
-                rej = reduced.filter(lambda kv: kv[1][0] == "R").sortByKey().map(lambda kv: (kv[1][2],))
+                rej = reduced.filter(lambda kv: kv[1].kind == REJECT).sortByKey().map(lambda kv: (kv[1].payload,))
                 spark.createDataFrame(rej, "value string").coalesce(1).write.mode("overwrite").text(opts.rejects)
                 report.rejects_path = opts.rejects
 
             prog.set_phase("2/3 writing schemas (datasets, fields)")
-            schemas = reduced.filter(lambda kv: kv[1][0] == "S").map(lambda kv: (kv[0][0], pickle.loads(kv[1][2])))
+            schemas = reduced.filter(lambda kv: kv[1].kind == SCHEMAS) \
+                .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
             for c in schemas.mapPartitions(lambda it: write_schemas(it, target, batch)).collect():
                 report.schema_counts.update(c)
             if report.schema_counts["placeholderMoves"]:
                 g.writer().cleanup_placeholders()
 
             prog.set_phase("3/3 resolving and writing lineage")
-            lineage = reduced.filter(lambda kv: kv[1][0] == "L") \
-                .map(lambda kv: (kv[0][0], (kv[0][1], kv[1][2]))).partitionBy(parts) \
+            lineage = reduced.filter(lambda kv: kv[1].kind == LINEAGE) \
+                .map(lambda kv: (kv[0][0], (kv[0][1], kv[1].payload))).partitionBy(parts) \
                 .mapValues(lambda v: lineage_steps(v[0], pickle.loads(v[1])))
             for c in lineage.mapPartitions(lambda it: write_lineage(it, target, batch)).collect():
                 report.lineage_counts.update(c)

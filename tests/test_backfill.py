@@ -21,6 +21,8 @@ from typer.testing import CliRunner
 from fieldgraph.changes import LineageChange
 from fieldgraph.errors import InputError
 from fieldgraph.ingest.backfill import (
+    LINEAGE,
+    SCHEMAS,
     BackfillError,
     BackfillOptions,
     list_inputs,
@@ -361,7 +363,7 @@ def test_prune_keeps_what_can_matter() -> None:
     # s0 is the newest to list b; s1again the newest schema (and newest for a, c); d_new the newest delete
     assert kept == [s0, s1again, d_new]
     # merging in any grouping gives the same
-    vals = [("S", [x]) for x in items]
+    vals = [(SCHEMAS, [x]) for x in items]
     random.Random(1).shuffle(vals)
     acc = vals[0]
     for v in vals[1:]:
@@ -382,7 +384,7 @@ def test_lineage_steps() -> None:
 
     items = [lineage_item((0, "f", i, 0), c) for i, c in enumerate(v)]
     random.Random(2).shuffle(items)
-    vals = [("L", [x]) for x in items]
+    vals = [(LINEAGE, [x]) for x in items]
     acc = vals[0]
     for x in vals[1:]:
         acc = merge_values(acc, x)

@@ -5,6 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.facet_v2 import column_lineage_dataset as cl
+from openlineage.client.facet_v2 import lineage, sql_job, tags_dataset
+from openlineage.client.facet_v2 import schema_dataset as sd
+from openlineage.client.serde import Serde
 
 from fieldgraph.errors import ConfigError, EventError
 from fieldgraph.graph.plan import field_urn
@@ -13,21 +18,6 @@ from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources import openlineage as ol
 
 from .conftest import ingest
-
-client = pytest.importorskip("openlineage.client", reason="openlineage-python is a test extra")
-from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState  # noqa: E402
-from openlineage.client.facet_v2 import (  # noqa: E402
-    column_lineage_dataset as cl,
-)
-from openlineage.client.facet_v2 import (
-    lineage,
-    sql_job,
-    tags_dataset,
-)
-from openlineage.client.facet_v2 import (
-    schema_dataset as sd,
-)
-from openlineage.client.serde import Serde  # noqa: E402
 
 PG = "postgres://db.internal:5432"
 USERS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.users,PROD)"
