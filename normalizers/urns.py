@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from .errors import UrnError
+from .errors import InputError, UrnError
 
 _RESERVED = frozenset(",()␟")
 _ENCODED = {c: quote(c) for c in _RESERVED}
@@ -146,5 +146,5 @@ def make_dataset_urn(platform: str, name: str, env: str = "PROD") -> str:
 
 def make_field_urn(dataset_urn: str, field_path: str, *, form: str = "datasetField") -> str:
     if form not in FIELD_ENTITY_TYPES:
-        raise ValueError(f"form must be one of {FIELD_ENTITY_TYPES}, got {form!r}")
+        raise InputError(f"make_field_urn: form must be one of {', '.join(FIELD_ENTITY_TYPES)}, got {form!r}")
     return f"urn:li:{form}:({DatasetUrn.parse(dataset_urn)},{encode(field_path)})"

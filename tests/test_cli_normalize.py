@@ -19,7 +19,8 @@ ORDERS = ROOT / "examples" / "schemas" / "orders.avsc"
 def run(*args: str) -> subprocess.CompletedProcess:
     exe = shutil.which("fieldgraph", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe else [sys.executable, "-m", "fieldgraph.ingest.cli"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
+    env = {"COLUMNS": "200", "PATH": "/usr/bin:/bin"}
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env)
 
 
 def test_json_output_is_datahub_fields():
@@ -46,7 +47,10 @@ def test_table_output_shows_literal_paths():
 @pytest.mark.parametrize(
     "content,message",
     [
-        ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "strin"}]}', "Order.a: unknown type 'strin'"),
+        (
+            '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "strin"}]}',
+            "Order.a: unknown type 'strin'",
+        ),
         ('{"type": "record", ', "not valid JSON"),
     ],
 )
