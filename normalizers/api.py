@@ -7,7 +7,7 @@ from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import SchemaField
-from .model import Type
+from .model import Record, Type
 from .struct import ROOT_NAME as TABLE_ROOT
 from .struct import column_fields
 from .visitor import walk
@@ -30,7 +30,8 @@ def _lazy(module: str, function: str) -> Callable[..., Type]:
     def convert(schema: Any, *, name: str | None = None, **options: Any) -> Type:
         from importlib import import_module
 
-        return getattr(import_module(f"fieldgraph.normalizers.{module}"), function)(schema, name=name, **options)
+        converter: Callable[..., Type] = getattr(import_module(f"fieldgraph.normalizers.{module}"), function)
+        return converter(schema, name=name, **options)
 
     convert.__name__ = function
     return convert
@@ -70,7 +71,7 @@ def normalize(
     """
     model = to_model(schema, format, name=name, **options)
     try:
-        if model.kind == "record" and model.name == TABLE_ROOT:
+        if isinstance(model, Record) and model.name == TABLE_ROOT:
             # A table of columns (Arrow, Parquet, Spark): DataHub lays these out column by column.
             return column_fields(model, key=key)
         return walk(model, key=key)

@@ -32,6 +32,7 @@ import json
 import os
 import re
 import struct as _bin
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -161,7 +162,7 @@ def _legacy_message(data: bytes) -> pa.Schema:
     """An IPC message in the pre-0.15 framing: int32 length, no continuation marker."""
     (length,) = _bin.unpack_from("<i", data, 0)
     if not 0 < length <= len(data) - 4:
-        raise ValueError("not a length-prefixed IPC message")
+        raise SchemaNormalizationError(f"not a length-prefixed IPC message: length {length} in {len(data)} bytes")
     return pa.ipc.read_schema(pa.py_buffer(_CONTINUATION + data))
 
 
@@ -173,10 +174,10 @@ def schema_from_flatbuffer(data: bytes) -> pa.Schema:
     verifies) it as an ordinary IPC schema message.
     """
     if len(data) < 8:
-        raise ValueError("too short for a flatbuffer")
+        raise SchemaNormalizationError(f"{len(data)} bytes are too short for a flatbuffer")
     (root,) = _bin.unpack_from("<I", data, 0)
     if not 4 <= root < len(data):
-        raise ValueError("the flatbuffer's root offset points outside it")
+        raise SchemaNormalizationError(f"the flatbuffer's root offset {root} points outside its {len(data)} bytes")
     # [0] root uoffset -> table at 16; [4] vtable (6 x u16); [16] table:
     # soffset, version:i16, header_type:u8, pad, header:uoffset, pad, bodyLength:i64; [40] schema.
     head = bytearray(40)
@@ -189,12 +190,15 @@ def schema_from_flatbuffer(data: bytes) -> pa.Schema:
     message = bytes(head) + data
     message += b"\x00" * (-len(message) % 8)
     framed = _CONTINUATION + _bin.pack("<i", len(message)) + message
-    return pa.ipc.read_schema(pa.py_buffer(framed))
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(framed))
+    except pa.ArrowException as exc:
+        raise SchemaNormalizationError(f"not a readable Arrow Schema flatbuffer: {exc}") from None
 
 
 def flatbuffer_from_schema(schema: pa.Schema) -> bytes:
     """The bare flatbuffer ``Schema`` of ``schema``, as ODF stores it (pyarrow's own bytes, unwrapped)."""
-    framed = schema.serialize().to_pybytes()
+    framed: bytes = schema.serialize().to_pybytes()
     if framed.startswith(_CONTINUATION):
         framed = framed[4:]
     (length,) = _bin.unpack_from("<i", framed, 0)
@@ -204,7 +208,7 @@ def flatbuffer_from_schema(schema: pa.Schema) -> bytes:
     vtable = table - vt_back
     (vt_size,) = _bin.unpack_from("<H", msg, vtable)
     if vt_size < 4 + 2 * 3:
-        raise ValueError("IPC message has no header")
+        raise SchemaNormalizationError(f"the IPC message pyarrow made of a {len(schema)}-field schema has no header")
     (header_at,) = _bin.unpack_from("<H", msg, vtable + 4 + 2 * 2)  # field 2: header
     (rel,) = _bin.unpack_from("<I", msg, table + header_at)
     schema_at = table + header_at + rel
@@ -219,7 +223,8 @@ def _from_text(text: str) -> pa.Schema:
     if _B64.match(stripped) and ":" not in stripped:
         compact = "".join(stripped.split())
         try:
-            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=b"-_" if "-" in compact or "_" in compact else None, validate=True)
+            altchars = b"-_" if "-" in compact or "_" in compact else None
+            raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=altchars, validate=True)
         except (binascii.Error, ValueError) as exc:
             raise SchemaNormalizationError(f"not valid base64 Arrow schema bytes: {exc}") from None
         return _from_bytes(raw, text_ok=False)
@@ -308,7 +313,7 @@ class _Converter:
         native = "struct<" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ">"
         return self.b.struct(fields, native, False, root=True)
 
-    def fields(self, arrow_fields: list, where: str) -> list[Field]:
+    def fields(self, arrow_fields: list[Any], where: str) -> list[Field]:
         out = []
         for f in arrow_fields:
             at = f"{where}.{f.name}" if where else f.name
@@ -317,47 +322,38 @@ class _Converter:
 
     def type(self, t: pa.DataType, where: str, nullable: bool, native: str | None = None,
              union_seq: int | None = None) -> Type:
-        b = self.b
         native = native or str(t)
-        tid = t.id
-        if pat.is_dictionary(t):
-            return self.type(t.value_type, where, nullable, native)
-        if pat.is_run_end_encoded(t):
-            return self.type(t.value_type, where, nullable, native)
-        if isinstance(t, pa.BaseExtensionType):
-            return self.type(t.storage_type, where, nullable, native)
+        stored = _value_type(t)
+        if stored is not None:  # the encoding or extension shows in nativeDataType only
+            return self.type(stored, where, nullable, native)
+        node = self.leaf(t, native, nullable)
+        if node is None:
+            node = self.container(t, where, native, nullable, union_seq)
+        if node is None:
+            raise type_error(where, f"unsupported Arrow type {native} (type id {t.id})")
+        return node
+
+    def leaf(self, t: pa.DataType, native: str, nullable: bool) -> Type | None:
+        """The node of a type without children, or None."""
+        b = self.b
         if pat.is_null(t):
             return b.primitive("null", native, True)
-        if pat.is_boolean(t):
-            return b.primitive("boolean", native, nullable)
-        if pat.is_integer(t):
-            wide = t.bit_width == 64 or (t.bit_width == 32 and pat.is_unsigned_integer(t))
-            return b.primitive("long" if wide else "int", native, nullable)
-        if pat.is_floating(t):
-            return b.primitive("double" if pat.is_float64(t) else "float", native, nullable)
-        if pat.is_string(t) or pat.is_large_string(t) or pat.is_string_view(t):
-            return b.primitive("string", native, nullable)
-        if pat.is_binary(t) or pat.is_large_binary(t) or pat.is_binary_view(t):
-            return b.primitive("bytes", native, nullable)
-        if pat.is_fixed_size_binary(t) and not pat.is_decimal(t):
-            return b.fixed(t.byte_width, native, nullable)
         if pat.is_decimal(t):
             return b.decimal(t.precision, t.scale, native, nullable)
-        if pat.is_date(t):
-            return b.primitive("int", native, nullable, "date")
-        if pat.is_time32(t):
-            return b.primitive("int", native, nullable, "time-millis")
-        if pat.is_time64(t):
-            return b.primitive("long", native, nullable, "time-micros")
-        if pat.is_timestamp(t):
-            logical = "timestamp-millis" if t.unit in ("s", "ms") else "timestamp-micros"
-            return b.primitive("long", native, nullable, logical)
-        if pat.is_duration(t):
-            return b.primitive("long", native, nullable)
+        if pat.is_fixed_size_binary(t):
+            return b.fixed(t.byte_width, native, nullable)
         if pat.is_interval(t):
             return b.fixed(16, native, nullable)
-        if (pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t)
-                or pat.is_list_view(t) or pat.is_large_list_view(t)):
+        avro = _avro_primitive(t)
+        if avro is None:
+            return None
+        return b.primitive(avro[0], native, nullable, avro[1])
+
+    def container(self, t: pa.DataType, where: str, native: str, nullable: bool,
+                  union_seq: int | None) -> Type | None:
+        """The node of a list, map, struct or union type, or None."""
+        b = self.b
+        if _is_list(t):
             vf = t.value_field
             items = self.type(vf.type, f"{where}.{vf.name}", vf.nullable)
             return b.array(items, native, nullable)
@@ -370,15 +366,68 @@ class _Converter:
             children = [t.field(i) for i in range(t.num_fields)]
             return b.struct(self.fields(children, where), native, nullable, union_seq=union_seq, where=where)
         if pat.is_union(t):
-            members = []
-            seq = 0
-            for i in range(t.num_fields):
-                child = t.field(i)
-                at = f"{where}.{child.name}"
-                if pat.is_struct(child.type):
-                    members.append(self.type(child.type, at, child.nullable, union_seq=seq))
-                    seq += 1
-                else:
-                    members.append(self.type(child.type, at, child.nullable))
-            return b.union(members, native)
-        raise type_error(where, f"unsupported Arrow type {native} (type id {tid})")
+            return self.union(t, where, native)
+        return None
+
+    def union(self, t: pa.DataType, where: str, native: str) -> Type:
+        """A union; its struct members are numbered (``[type=struct<n>]``, as DataHub's uniontype)."""
+        members = []
+        seq = 0
+        for i in range(t.num_fields):
+            child = t.field(i)
+            at = f"{where}.{child.name}"
+            if pat.is_struct(child.type):
+                members.append(self.type(child.type, at, child.nullable, union_seq=seq))
+                seq += 1
+            else:
+                members.append(self.type(child.type, at, child.nullable))
+        return self.b.union(members, native)
+
+
+def _value_type(t: pa.DataType) -> pa.DataType | None:
+    """The type a dictionary, run-end encoded or extension type holds its values as, else None."""
+    if pat.is_dictionary(t) or pat.is_run_end_encoded(t):
+        return t.value_type
+    if isinstance(t, pa.BaseExtensionType):
+        return t.storage_type
+    return None
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return bool(pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t)
+                or pat.is_list_view(t) or pat.is_large_list_view(t))
+
+
+def _is_string(t: pa.DataType) -> bool:
+    return bool(pat.is_string(t) or pat.is_large_string(t) or pat.is_string_view(t))
+
+
+def _is_binary(t: pa.DataType) -> bool:
+    return bool(pat.is_binary(t) or pat.is_large_binary(t) or pat.is_binary_view(t))
+
+
+#: (test, Avro primitive, logical type) for the Arrow types that map onto one primitive.
+_PRIMITIVES: tuple[tuple[Callable[[pa.DataType], bool], str, str | None], ...] = (
+    (pat.is_boolean, "boolean", None),
+    (_is_string, "string", None),
+    (_is_binary, "bytes", None),
+    (pat.is_date, "int", "date"),
+    (pat.is_time32, "int", "time-millis"),
+    (pat.is_time64, "long", "time-micros"),
+    (pat.is_duration, "long", None),
+)
+
+
+def _avro_primitive(t: pa.DataType) -> tuple[str, str | None] | None:
+    """The Avro primitive and logical type of an Arrow type that maps onto a primitive, else None."""
+    if pat.is_integer(t):
+        wide = t.bit_width == 64 or (t.bit_width == 32 and pat.is_unsigned_integer(t))
+        return ("long" if wide else "int"), None
+    if pat.is_floating(t):
+        return ("double" if pat.is_float64(t) else "float"), None
+    if pat.is_timestamp(t):
+        return "long", "timestamp-millis" if t.unit in ("s", "ms") else "timestamp-micros"
+    for test, avro, logical in _PRIMITIVES:
+        if test(t):
+            return avro, logical
+    return None

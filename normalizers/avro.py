@@ -80,9 +80,8 @@ def parse_avro(schema: Any, *, name: str | None = None) -> Type:
 
 
 def _declared_name(data: Any) -> str | None:
-    if isinstance(data, dict) and isinstance(data.get("name"), str):
-        return data["name"]
-    return None
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _fullname(name: str, space: str | None, default: str | None) -> str:
@@ -102,7 +101,7 @@ def _valid_decimal(precision: Any, scale: Any, max_precision: int) -> bool:
     )
 
 
-def _decimal_props(other: dict, data: dict) -> dict:
+def _decimal_props(other: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     props = dict(other)
     props["precision"] = data.get("precision")
     props["scale"] = data.get("scale", 0)
@@ -193,25 +192,25 @@ class _Parser:
             return (Array if type_ == "array" else Map)(inner, frozen_props(other))
         raise _Fail(f"unknown type {type_!r}")
 
-    def union(self, members: list, ns: str | None) -> Union:
+    def union(self, members: list[Any], ns: str | None) -> Union:
         out: list[Type] = []
         seen_unnamed: set[str] = set()
         for i, member in enumerate(members):
             try:
                 node = self.parse_ref_or_type(member, ns)
-                kind = node.kind
-                if kind == "union":
-                    raise _Fail("a union cannot contain another union")
-                if kind in ("primitive", "array", "map"):
-                    if node.type in seen_unnamed:
-                        raise _Fail(f"union has more than one {node.type!r}")
-                    seen_unnamed.add(node.type)
+                match node:
+                    case Union():
+                        raise _Fail("a union cannot contain another union")
+                    case Primitive() | Array() | Map():
+                        if node.type in seen_unnamed:
+                            raise _Fail(f"union has more than one {node.type!r}")
+                        seen_unnamed.add(node.type)
             except _Fail as fail:
                 raise fail.at(f"[{i}]") from None
             out.append(node)
         return Union(tuple(out))
 
-    def register(self, data: dict, ns: str | None) -> str:
+    def register(self, data: dict[str, Any], ns: str | None) -> str:
         name = data.get("name")
         if not isinstance(name, str) or not name:
             raise _Fail(f"a {data.get('type')} needs a non-empty string \"name\", got {name!r}")
@@ -228,7 +227,7 @@ class _Parser:
             self.shadowed = True
         return full
 
-    def named(self, type_: str, data: dict, other: dict, ns: str | None) -> Type:
+    def named(self, type_: str, data: dict[str, Any], other: dict[str, Any], ns: str | None) -> Type:
         full = self.register(data, ns)
         try:
             if type_ == "fixed":
@@ -242,7 +241,7 @@ class _Parser:
         self.names[full] = node
         return node
 
-    def fixed(self, full: str, data: dict, other: dict) -> Fixed:
+    def fixed(self, full: str, data: dict[str, Any], other: dict[str, Any]) -> Fixed:
         size = data.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 0:
             raise _Fail(f'fixed needs a non-negative integer "size", got {size!r}')
@@ -252,7 +251,7 @@ class _Parser:
                 other = _decimal_props(other, data)
         return Fixed(full, size, frozen_props(other))
 
-    def enum(self, full: str, data: dict, other: dict) -> Enum:
+    def enum(self, full: str, data: dict[str, Any], other: dict[str, Any]) -> Enum:
         symbols = data.get("symbols")
         if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
             raise _Fail(f'enum needs "symbols", a list of strings, got {symbols!r}')
@@ -265,7 +264,7 @@ class _Parser:
             raise _Fail(f"enum default {other['default']!r} is not one of its symbols")
         return Enum(full, tuple(symbols), data.get("doc"), frozen_props(other))
 
-    def record(self, full: str, data: dict, other: dict) -> Record:
+    def record(self, full: str, data: dict[str, Any], other: dict[str, Any]) -> Record:
         fields = data.get("fields")
         if not isinstance(fields, list):
             raise _Fail(f'a record needs "fields", a list, got {fields!r}')

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeGuard
 
 from .avro import load_json
 from .errors import SchemaNormalizationError
@@ -51,6 +51,7 @@ PRIMITIVE_TYPES: dict[str, tuple[str, str]] = {
     "STRING": ("string", "STRING"),
     "BINARY": ("bytes", "BINARY"),
 }
+_CANONICAL_NAMES = sorted({c for _, c in PRIMITIVE_TYPES.values()})
 #: The recommended naming pattern of the IDL, enforced on schema, table and field names.
 NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 LIST_PREFIX = "List:"
@@ -153,7 +154,7 @@ def _table_refs(fields: Iterable[Any], tables: set[str]) -> Iterable[str]:
             yield from _table_refs(t["fields"], tables)
 
 
-def _flag(f: dict, key: str) -> Any:
+def _flag(f: dict[str, Any], key: str) -> Any:
     """A constraint, read flat from the field or from its ``constraints`` object."""
     if key in f:
         return f[key]
@@ -163,7 +164,7 @@ def _flag(f: dict, key: str) -> Any:
     return None
 
 
-def _is_int(v: Any) -> bool:
+def _is_int(v: Any) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
@@ -172,7 +173,7 @@ class _Builder:
         self.data = data
         self.label = label
         self.problems: list[tuple[str, str]] = []
-        self.tables: dict[str, dict] = {}  # table name -> its JSON
+        self.tables: dict[str, dict[str, Any]] = {}  # table name -> its JSON
         self.records: dict[str, Record] = {}  # built tables (and nested structs) by name
         self.registry: dict[str, Record] = {}
         self.building: list[str] = []
@@ -221,7 +222,7 @@ class _Builder:
                 continue
             self.validate_fields(tname, fields, table_level=True)
 
-    def validate_fields(self, where: str, fields: list, *, table_level: bool) -> None:
+    def validate_fields(self, where: str, fields: list[Any], *, table_level: bool) -> None:
         names: set[str] = set()
         ids: dict[int, str] = {}
         sort_keys: list[str] = []
@@ -229,44 +230,15 @@ class _Builder:
             if not isinstance(f, dict):
                 self.problem(f"{where}.fields[{i}]", f"a field is an object, got {f!r}"[:200])
                 continue
-            fname = f.get("name")
-            if not isinstance(fname, str) or not NAME_PATTERN.match(fname):
-                at = f"{where}.fields[{i}]"
-                self.problem(at, f"field name {fname!r} does not match {NAME_PATTERN.pattern}" if isinstance(
-                    fname, str) else f'a field needs a "name", a string, got {fname!r}')
-            else:
-                at = f"{where}.{fname}"
-                if fname in names:
-                    self.problem(at, f"field name {fname!r} is used twice")
-                names.add(fname)
-            flags = {}
-            for key in CONSTRAINTS:
-                v = _flag(f, key)
-                if v is not None and not isinstance(v, bool):
-                    self.problem(at, f"{key} must be true or false, got {v!r}")
-                flags[key] = v is True
-            cons = f.get("constraints")
-            if cons is not None and not isinstance(cons, dict):
-                self.problem(at, f'"constraints" must be an object, got {cons!r}'[:200])
-            derived = flags["isDerived"]
-            fid = f.get("id")
-            if not _is_int(fid) or fid < 0:
-                self.problem(at, f"id must be a non-negative integer, got {fid!r}")
-            elif derived:
-                if fid != 0:
-                    self.problem(at, f"a derived field must have id 0, got {fid}")
-            elif fid == 0:
-                self.problem(at, "id 0 is reserved for derived fields")
-            elif fid in ids:
-                self.problem(at, f"id {fid} is already used by {ids[fid]}")
-            else:
-                ids[fid] = at
+            at = self.validate_name(f"{where}.fields[{i}]", where, f.get("name"), names)
+            flags = self.validate_flags(at, f)
+            self.validate_id(at, f.get("id"), flags["isDerived"], ids)
             if flags["isAscSortKey"] and flags["isDesSortKey"]:
                 self.problem(at, "a field cannot be both an ascending and a descending sort key")
             if flags["isAscSortKey"] or flags["isDesSortKey"]:
                 sort_keys.append(at)
             kind = self.validate_type(at, f)
-            if derived:
+            if flags["isDerived"]:
                 if flags["isRequired"]:
                     self.problem(at, "a derived field must be optional (isRequired is true)")
                 if kind is not None and kind != "primitive":
@@ -274,7 +246,48 @@ class _Builder:
         if len(sort_keys) > 1:
             self.problem(where, f"a table has at most one sort key, got {len(sort_keys)}: {', '.join(sort_keys)}")
 
-    def validate_type(self, at: str, f: dict) -> str | None:
+    def validate_name(self, place: str, where: str, fname: Any, names: set[str]) -> str:
+        """Check a field's name; the field's path for later problems (``place`` if the name is bad)."""
+        if not isinstance(fname, str):
+            self.problem(place, f'a field needs a "name", a string, got {fname!r}')
+            return place
+        if not NAME_PATTERN.match(fname):
+            self.problem(place, f"field name {fname!r} does not match {NAME_PATTERN.pattern}")
+            return place
+        at = f"{where}.{fname}"
+        if fname in names:
+            self.problem(at, f"field name {fname!r} is used twice")
+        names.add(fname)
+        return at
+
+    def validate_flags(self, at: str, f: dict[str, Any]) -> dict[str, bool]:
+        """Check the constraints; each one's value (absent: false)."""
+        flags = {}
+        for key in CONSTRAINTS:
+            v = _flag(f, key)
+            if v is not None and not isinstance(v, bool):
+                self.problem(at, f"{key} must be true or false, got {v!r}")
+            flags[key] = v is True
+        cons = f.get("constraints")
+        if cons is not None and not isinstance(cons, dict):
+            self.problem(at, f'"constraints" must be an object, got {cons!r}'[:200])
+        return flags
+
+    def validate_id(self, at: str, fid: Any, derived: bool, ids: dict[int, str]) -> None:
+        """Check a field's id: unique, positive (0 for a derived field); record it in ``ids``."""
+        if not _is_int(fid) or fid < 0:
+            self.problem(at, f"id must be a non-negative integer, got {fid!r}")
+        elif derived:
+            if fid != 0:
+                self.problem(at, f"a derived field must have id 0, got {fid}")
+        elif fid == 0:
+            self.problem(at, "id 0 is reserved for derived fields")
+        elif fid in ids:
+            self.problem(at, f"id {fid} is already used by {ids[fid]}")
+        else:
+            ids[fid] = at
+
+    def validate_type(self, at: str, f: dict[str, Any]) -> str | None:
         """Check a field's type; its kind (primitive, list, struct) or None if invalid."""
         t = f.get("type")
         if isinstance(t, dict):
@@ -305,7 +318,7 @@ class _Builder:
                 self.problem(at, f"struct name {sname!r} does not match {NAME_PATTERN.pattern}")
             return self.validate_struct(at, f.get("fields"))
         self.problem(
-            at, f"unknown type {t!r}: not a primitive type ({', '.join(sorted({c for _, c in PRIMITIVE_TYPES.values()}))}), "
+            at, f"unknown type {t!r}: not a primitive type ({', '.join(_CANONICAL_NAMES)}), "
             "List:X, STRUCT nor a table of the schema"
         )
         return None
@@ -338,10 +351,10 @@ class _Builder:
         self.records[name] = self.registry[name] = rec
         return rec
 
-    def fields(self, fields: list) -> tuple[Field, ...]:
+    def fields(self, fields: list[Any]) -> tuple[Field, ...]:
         return tuple(self.field(f) for f in fields)
 
-    def field(self, f: dict) -> Field:
+    def field(self, f: dict[str, Any]) -> Field:
         raw = f["type"]
         native = raw if isinstance(raw, str) else str(raw.get("type"))
         base = self.type_of(f, raw, native)
@@ -360,7 +373,7 @@ class _Builder:
         doc = f.get("doc", f.get("description"))
         return Field(f["name"], base, doc if isinstance(doc, str) else None, default, frozen_props(props))
 
-    def type_of(self, f: dict, raw: Any, native: str) -> Type:
+    def type_of(self, f: dict[str, Any], raw: Any, native: str) -> Type:
         if isinstance(raw, dict):
             return self.struct(raw.get("name", f["name"]), raw["fields"], native)
         if raw.startswith(LIST_PREFIX):
@@ -375,9 +388,9 @@ class _Builder:
             avro, _ = PRIMITIVE_TYPES[name.upper()]
             return Primitive(avro, frozen_props({"native_data_type": native}))
         rec = self.table(name)
-        if rec.kind == "record":  # a copy carrying the type as written (nativeDataType)
+        if isinstance(rec, Record):  # a copy carrying the type as written (nativeDataType)
             rec = Record(rec.name, rec.fields, rec.doc, frozen_props({"native_data_type": native}))
         return rec
 
-    def struct(self, name: str, fields: list, native: str) -> Record:
+    def struct(self, name: str, fields: list[Any], native: str) -> Record:
         return Record(name, self.fields(fields), None, frozen_props({"native_data_type": native}))

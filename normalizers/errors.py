@@ -1,5 +1,5 @@
 """The errors the normalizers raise (defined in the package's one tree, :mod:`fieldgraph.errors`)."""
 
-from fieldgraph.errors import FieldgraphError, FieldPathError, SchemaNormalizationError, UrnError
+from fieldgraph.errors import FieldgraphError, FieldPathError, InputError, SchemaNormalizationError, UrnError
 
-__all__ = ["FieldPathError", "FieldgraphError", "SchemaNormalizationError", "UrnError"]
+__all__ = ["FieldPathError", "FieldgraphError", "InputError", "SchemaNormalizationError", "UrnError"]

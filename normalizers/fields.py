@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import SchemaNormalizationError
+
 #: DataHub's field type classes by short name (``StringType`` is ``com.linkedin.schema.StringType``).
 TYPE_NAMES = frozenset(
     {
@@ -40,14 +42,14 @@ class FieldType:
         """Read ``{"type": {"com.linkedin.schema.X": {...}}}`` (either namespace)."""
         inner = obj.get("type", obj) if isinstance(obj, dict) else None
         if not isinstance(inner, dict) or len(inner) != 1:
-            raise ValueError(f"field type must be an object with one type class, got {obj!r}")
+            raise SchemaNormalizationError(f"field type must be an object with one type class, got {obj!r}")
         ((qualified, body),) = inner.items()
         name = qualified
         for prefix in _TYPE_PREFIXES:
             if qualified.startswith(prefix):
                 name = qualified[len(prefix):]
         if name not in TYPE_NAMES:
-            raise ValueError(f"unknown field type class {qualified!r}")
+            raise SchemaNormalizationError(f"unknown field type class {qualified!r} in {obj!r}")
         body = body or {}
         nested = body.get("nestedTypes" if name == "UnionType" else "nestedType")
         return cls(
@@ -120,4 +122,4 @@ class SchemaField:
                 tags=tags,
             )
         except (KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"not a SchemaField: {exc!s} in {obj!r}"[:300]) from None
+            raise SchemaNormalizationError(f"not a SchemaField: {exc!s} in {obj!r}"[:300]) from None

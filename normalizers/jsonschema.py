@@ -29,7 +29,7 @@ Errors name the schema and the JSON pointer of the offending place.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import unquote, urldefrag, urljoin
 
 from .errors import SchemaNormalizationError
@@ -77,8 +77,9 @@ def parse_json_schema(schema: Any, *, name: str | None = None) -> Type:
 def _declared_name(doc: Any) -> str | None:
     if isinstance(doc, dict):
         for key in ("title", "$id", "id"):
-            if isinstance(doc.get(key), str) and doc[key]:
-                return doc[key]
+            value = doc.get(key)
+            if isinstance(value, str) and value:
+                return value
     return None
 
 
@@ -119,25 +120,42 @@ def _check(s: Any, where: str) -> None:
     if not isinstance(s, dict):
         raise _fail(where, f"a schema is an object or a boolean, got {json.dumps(s)[:80]}")
     if "type" in s:
-        t = s["type"]
-        if isinstance(t, list):
-            if not t or len(set(map(json.dumps, t))) != len(t) or not all(
-                isinstance(x, str) and x in _SIMPLE_TYPES for x in t
-            ):
-                raise _fail(_ptr(where, "type"), f"invalid type list {json.dumps(t)[:80]}: a non-empty list of "
-                            f"distinct types among {', '.join(sorted(_SIMPLE_TYPES))}")
-        elif not (isinstance(t, str) and t in _SIMPLE_TYPES):
-            raise _fail(_ptr(where, "type"), f"invalid type {json.dumps(t)[:80]}; "
-                        f"expected one of {', '.join(sorted(_SIMPLE_TYPES))} or a list of them")
+        _check_type(s["type"], _ptr(where, "type"))
+    _check_keywords(s, where)
+    _check_schema_maps(s, where)
+    _check_schema_lists(s, where)
+    _check_schema_values(s, where)
+
+
+def _check_type(t: Any, where: str) -> None:
+    """``type``: one of the simple types, or a non-empty list of distinct ones."""
+    if isinstance(t, list):
+        if not t or len(set(map(json.dumps, t))) != len(t) or not all(
+            isinstance(x, str) and x in _SIMPLE_TYPES for x in t
+        ):
+            raise _fail(where, f"invalid type list {json.dumps(t)[:80]}: a non-empty list of "
+                        f"distinct types among {', '.join(sorted(_SIMPLE_TYPES))}")
+    elif not (isinstance(t, str) and t in _SIMPLE_TYPES):
+        raise _fail(where, f"invalid type {json.dumps(t)[:80]}; "
+                    f"expected one of {', '.join(sorted(_SIMPLE_TYPES))} or a list of them")
+
+
+def _check_keywords(s: dict[str, Any], where: str) -> None:
+    """The string keywords, ``required`` and ``enum``."""
     for key in _STRING_KEYS:
         if key in s and not isinstance(s[key], str):
             raise _fail(_ptr(where, key), f'"{key}" must be a string, got {json.dumps(s[key])[:80]}')
     if "required" in s:
         req = s["required"]
         if not isinstance(req, list) or not all(isinstance(r, str) for r in req) or len(set(req)) != len(req):
-            raise _fail(_ptr(where, "required"), f'"required" must be a list of distinct strings, got {json.dumps(req)[:80]}')
+            raise _fail(_ptr(where, "required"),
+                        f'"required" must be a list of distinct strings, got {json.dumps(req)[:80]}')
     if "enum" in s and not isinstance(s["enum"], list):
         raise _fail(_ptr(where, "enum"), f'"enum" must be a list, got {json.dumps(s["enum"])[:80]}')
+
+
+def _check_schema_maps(s: dict[str, Any], where: str) -> None:
+    """Keywords holding an object of schemas (``properties``, ``$defs``...)."""
     for key in _SCHEMA_MAPS:
         if key in s:
             sub = s[key]
@@ -145,6 +163,10 @@ def _check(s: Any, where: str) -> None:
                 raise _fail(_ptr(where, key), f'"{key}" must be an object of schemas')
             for k, v in sub.items():
                 _check(v, _ptr(_ptr(where, key), k))
+
+
+def _check_schema_lists(s: dict[str, Any], where: str) -> None:
+    """Keywords holding a list of schemas (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``)."""
     for key in _SCHEMA_LISTS:
         if key in s:
             sub = s[key]
@@ -152,6 +174,10 @@ def _check(s: Any, where: str) -> None:
                 raise _fail(_ptr(where, key), f'"{key}" must be a non-empty list of schemas')
             for i, v in enumerate(sub):
                 _check(v, _ptr(_ptr(where, key), i))
+
+
+def _check_schema_values(s: dict[str, Any], where: str) -> None:
+    """Keywords holding one schema (``items`` may also be a draft <= 2019-09 tuple of them)."""
     for key in _SCHEMA_KEYS:
         if key in s:
             if key == "items" and isinstance(s[key], list):  # draft <= 2019-09 tuple form
@@ -167,13 +193,13 @@ def _check(s: Any, where: str) -> None:
 class _Resolver:
     """Replaces every ``{"$ref": ...}`` object by the object it points to (shared, so cycles stay)."""
 
-    def __init__(self, doc: dict) -> None:
+    def __init__(self, doc: dict[str, Any]) -> None:
         self.doc = doc
         self.done: dict[int, Any] = {}  # id(ref object) -> target
         self.active: set[int] = set()
-        self.refs: dict[int, tuple[dict, str]] = {}  # id(ref object) -> (ref object, pointer)
+        self.refs: dict[int, tuple[dict[str, Any], str]] = {}  # id(ref object) -> (ref object, pointer)
 
-    def run(self) -> dict:
+    def run(self) -> dict[str, Any]:
         """The document with its references replaced (the root itself may be one)."""
         self._index(self.doc, "#")
         self._replace(self.doc, "#", set())
@@ -200,7 +226,7 @@ class _Resolver:
             else:
                 self._replace(v, _ptr(where, k), seen)
 
-    def target(self, ref: dict) -> Any:
+    def target(self, ref: dict[str, Any]) -> Any:
         key = id(ref)
         if key in self.done:
             return self.done[key]
@@ -244,7 +270,7 @@ class _Resolver:
 # --- conversion: JsonSchemaTranslator.get_fields, building nodes instead of fields
 
 
-def _is_map(s: dict) -> bool:
+def _is_map(s: dict[str, Any]) -> bool:
     return isinstance(s.get("additionalProperties"), dict) and not s.get("properties")
 
 
@@ -257,7 +283,7 @@ def _json_type(s: Any, where: str) -> str:
     if "enum" in s:
         return "enum"
     if "type" in s:
-        t = s["type"]
+        t: str | list[str] = s["type"]  # checked by _check
         if isinstance(t, list):
             if len(t) == 1:
                 resolved = t[0]
@@ -277,19 +303,21 @@ def _json_type(s: Any, where: str) -> str:
     return "object"
 
 
-def _discriminated(s: dict, where: str) -> str:
+def _discriminated(s: dict[str, Any], where: str) -> str:
     """JsonSchemaTranslator._get_discriminated_type_from_schema."""
     generic = _json_type(s, where)
     if generic == "object" and "javaType" in s:
-        return s["javaType"].split(".")[-1]
+        java_type: str = s["javaType"]  # checked by _check
+        return java_type.split(".")[-1]
     if generic == "object" and "title" in s and "properties" in s:
-        return s["title"]
+        title: str = s["title"]
+        return title
     if "format" in s:
         return f"{generic}({s['format']})"
     return generic
 
 
-def _description(s: dict) -> str:
+def _description(s: dict[str, Any]) -> str:
     description = ""
     if "description" in s:
         description = str(s.get("description"))
@@ -301,7 +329,7 @@ def _description(s: dict) -> str:
     return description
 
 
-def _json_props(s: dict, required: bool) -> str:
+def _json_props(s: dict[str, Any], required: bool) -> str:
     props: dict[str, Any] = {}
     if "default" in s:
         props["default"] = s["default"]
@@ -309,8 +337,14 @@ def _json_props(s: dict, required: bool) -> str:
     return json.dumps(props)
 
 
-def _nullable(s: dict) -> bool:
+def _nullable(s: dict[str, Any]) -> bool:
     return isinstance(s.get("type"), list) and "null" in s["type"]
+
+
+#: The kind of a field's parent ("union" or "map") and the member's or the values' type.
+_Parent: TypeAlias = tuple[str, str]
+#: ((token, str(schema)), ...): the schemas expanded along a path.
+_Trail: TypeAlias = tuple[tuple[str, str], ...]
 
 
 class _Ctx:
@@ -319,14 +353,15 @@ class _Ctx:
 
     __slots__ = ("named", "parent", "trail", "loops", "where")
 
-    def __init__(self, named: bool, parent: tuple | None, trail: tuple, loops: frozenset, where: str) -> None:
+    def __init__(self, named: bool, parent: _Parent | None, trail: _Trail, loops: frozenset[int], where: str) -> None:
         self.named = named
         self.parent = parent
         self.trail = trail  # ((token, str(schema)), ...) in path order
         self.loops = loops  # arrays/maps/unions entered since the last object: DataHub's endless loops
         self.where = where
 
-    def expand(self, token: str, key: str, where: str, parent: tuple | None = None, loops: frozenset | None = None) -> _Ctx:
+    def expand(self, token: str, key: str, where: str, parent: _Parent | None = None,
+               loops: frozenset[int] | None = None) -> _Ctx:
         return _Ctx(self.named, self.parent or parent, self.trail + ((token, key),),
                     self.loops if loops is None else loops, where)
 
@@ -356,7 +391,7 @@ class _Converter:
         self.count += 1
         return f"~json{self.count}"
 
-    def key(self, s: dict) -> str:
+    def key(self, s: dict[str, Any]) -> str:
         """str(schema), DataHub's identity of a schema on a path (memoised for the document's own objects)."""
         hit = self.strings.get(id(s))
         if hit is not None and hit[0] is s:
@@ -365,11 +400,12 @@ class _Converter:
         self.strings[id(s)] = (s, text)
         return text
 
-    def convert(self, doc: dict) -> Type:
+    def convert(self, doc: dict[str, Any]) -> Type:
         root = _Ctx(False, None, (), frozenset(), "#")
         return self.node(_json_type(doc, "#"), doc, False, root, None, id(doc))
 
-    def node(self, json_type: str, s: dict, required: bool, ctx: _Ctx, specific: str | None, origin: int) -> Type:
+    def node(self, json_type: str, s: dict[str, Any], required: bool, ctx: _Ctx, specific: str | None,
+             origin: int) -> Type:
         cls = _CLASS.get(json_type, "NullType")
         if cls == "RecordType":
             return self.record(s, required, ctx, specific)
@@ -388,15 +424,15 @@ class _Converter:
             return self.primitive(cls, s, required, ctx, specific)
         raise _fail(ctx.where, f"DataHub has no field for a {json_type!r} schema")
 
-    def attrs(self, ftype: FieldType, native: str, s: dict, required: bool, recursive: bool = False,
-              description: str | None = None) -> dict:
+    def attrs(self, ftype: FieldType, native: str, s: dict[str, Any], required: bool, recursive: bool = False,
+              description: str | None = None) -> dict[str, Any]:
         return {
             "type": ftype, "nativeDataType": native, "nullable": _nullable(s),
             "description": _description(s) if description is None else description,
             "recursive": recursive, "jsonProps": _json_props(s, required),
         }
 
-    def primitive(self, cls: str, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
+    def primitive(self, cls: str, s: dict[str, Any], required: bool, ctx: _Ctx, specific: str | None) -> Type:
         token = specific or _discriminated(s, ctx.where)
         native = ctx.native_override() or str(s.get("type") or "")
         if "format" in s:
@@ -404,23 +440,24 @@ class _Converter:
         emitted = self.attrs(ctx.type_override() or FieldType(cls), native, s, required)
         return Primitive(_PRIMITIVE[cls], hints=WalkHints(token=token, emitted=emitted))
 
-    def enum(self, s: dict, required: bool, ctx: _Ctx) -> Type:
+    def enum(self, s: dict[str, Any], required: bool, ctx: _Ctx) -> Type:
         symbols = tuple(json.dumps(v) for v in s["enum"])
         emitted = self.attrs(ctx.type_override() or FieldType("EnumType"), "Enum", s, required,
                              description=f"One of: {', '.join(symbols)}")
         return Enum(self.name(), symbols, None, hints=WalkHints(token="enum", emitted=emitted))
 
-    def record(self, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
+    def record(self, s: dict[str, Any], required: bool, ctx: _Ctx, specific: str | None) -> Type:
         token = specific or _discriminated(s, ctx.where)
         override, native = ctx.type_override(), ctx.native_override()
         key = self.key(s)
         for seen_token, seen_key in ctx.trail:
             if seen_key == key:  # DataHub: "have we seen this schema before?"
-                emitted = self.attrs(override or FieldType("RecordType"), native or seen_token, s, required, True)
-                return Record(self.name(), (), None, hints=WalkHints(token=seen_token, emitted=emitted))
-        emitted = None
+                again = self.attrs(override or FieldType("RecordType"), native or seen_token, s, required, True)
+                return Record(self.name(), (), None, hints=WalkHints(token=seen_token, emitted=again))
+        emitted: dict[str, Any] | None = None
         if ctx.named:
-            emitted = self.attrs(override or FieldType("RecordType"), native or _discriminated(s, ctx.where), s, required)
+            own_native = native or _discriminated(s, ctx.where)
+            emitted = self.attrs(override or FieldType("RecordType"), own_native, s, required)
         inner = ctx.expand(token, key, ctx.where, loops=frozenset())
         properties = s.get("properties", {})
         wanted = s.get("required", [])
@@ -432,7 +469,7 @@ class _Converter:
         doc = s.get("description") if isinstance(s.get("description"), str) else None
         return Record(self.name(), tuple(fields), doc, hints=WalkHints(token=token, emitted=emitted))
 
-    def array(self, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
+    def array(self, s: dict[str, Any], required: bool, ctx: _Ctx, specific: str | None) -> Type:
         token = specific or _discriminated(s, ctx.where)
         emitted = self.attrs(ctx.type_override() or FieldType("ArrayType"),
                              ctx.native_override() or _discriminated(s, ctx.where), s, required)
@@ -448,14 +485,14 @@ class _Converter:
         field = Field(fname, node, hints=WalkHints(token=fname))
         return Record(self.name(), (field,), None, hints=WalkHints(token=token, emitted=emitted))
 
-    def map(self, s: dict, required: bool, ctx: _Ctx) -> Type:
+    def map(self, s: dict[str, Any], required: bool, ctx: _Ctx) -> Type:
         values = s["additionalProperties"]
         where = _ptr(ctx.where, "additionalProperties")
         value_type = _discriminated(values, where)
         inner = ctx.expand("map", self.key(s), where, parent=("map", value_type))
         return Map(self.node(_json_type(values, where), values, required, inner, None, id(values)))
 
-    def union(self, s: dict, required: bool, ctx: _Ctx) -> Type:
+    def union(self, s: dict[str, Any], required: bool, ctx: _Ctx) -> Type:
         categories: dict[str, Any] = {"oneOf": s.get("oneOf"), "anyOf": s.get("anyOf"), "allOf": s.get("allOf")}
         if isinstance(s.get("type"), list):
             categories["anyOf"] = [{"type": t} for t in s["type"]]
@@ -486,7 +523,7 @@ class _Converter:
         return Union(tuple(out), hints=hints)
 
     @staticmethod
-    def merge(member: Any, parent: dict, where: str) -> dict:
+    def merge(member: Any, parent: dict[str, Any], where: str) -> dict[str, Any]:
         """_retain_parent_schema_props_in_union: the parent's properties and required go into each member."""
         if not isinstance(member, dict):
             raise _fail(where, f"a boolean schema ({json.dumps(member)}) as a union member is not supported by DataHub")
@@ -497,7 +534,7 @@ class _Converter:
             merged["required"] = [*parent["required"], *member.get("required", [])]
         return merged
 
-    def endless(self, cls: str, s: dict, required: bool, ctx: _Ctx, specific: str | None) -> Type:
+    def endless(self, cls: str, s: dict[str, Any], required: bool, ctx: _Ctx, specific: str | None) -> Type:
         """An array, map or union met again with no object in between: DataHub recurses forever; stop."""
         override, native = ctx.type_override(), ctx.native_override()
         if cls == "ArrayType":

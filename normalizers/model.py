@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
-from typing import Union as _U
+from typing import TYPE_CHECKING, Any, TypeAlias, final
+
+if TYPE_CHECKING:
+    from .fields import FieldType
 
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -48,12 +50,13 @@ class WalkHints:
     """
 
     token: str | None = None  # the path token ``[type=TOKEN]`` instead of the name's last part
-    field_type: Any = None  # a ``fields.FieldType`` emitted instead of the computed one
+    field_type: FieldType | None = None  # a ``fields.FieldType`` emitted instead of the computed one
     recursive: bool = False  # a record: emit its field marked recursive, without children
     bare: bool = False  # the root record: no token of its own; its fields are top-level fields
     part_of_key: bool | None = None  # the root: isPartOfKey of a key schema's fields (default: True)
     # JSON Schema: the converter decides every emitted attribute itself.
-    emitted: Any = None  # a mapping of SchemaField attributes for the field emitted at this node, used as is
+    # a mapping of SchemaField attributes for the field emitted at this node, used as is
+    emitted: Mapping[str, Any] | None = None
     silent: bool = False  # the node emits no field of its own where the walk would emit one
     null_members: bool = False  # a union: its nulls are plain members ([null, T] is not T's option)
 
@@ -62,28 +65,29 @@ NO_HINTS = WalkHints()
 
 
 class _Type:
-    """What every type node answers: its logical type (Avro's ``logicalType`` property)."""
+    """What every type node answers: its logical type (Avro's ``logicalType`` property, as given)."""
 
     __slots__ = ()
+    props: Mapping[str, Any]
 
     @property
     def logical_type(self) -> Any:
-        return self.props.get("logicalType")  # type: ignore[attr-defined]
+        return self.props.get("logicalType")
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Primitive(_Type):
     name: str  # one of PRIMITIVES
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "primitive"
-
     @property
     def type(self) -> str:
         return self.name
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Enum(_Type):
     name: str  # full name
@@ -92,10 +96,10 @@ class Enum(_Type):
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "enum"
     type = "enum"
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Fixed(_Type):
     name: str  # full name
@@ -103,10 +107,10 @@ class Fixed(_Type):
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "fixed"
     type = "fixed"
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Field:
     """A member of a record."""
@@ -118,13 +122,12 @@ class Field:
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "field"
-
     @property
     def has_default(self) -> bool:
         return self.default is not NO_DEFAULT
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Record(_Type):
     name: str  # full name (namespace.name)
@@ -133,37 +136,36 @@ class Record(_Type):
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "record"
     type = "record"
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Array(_Type):
     items: Type
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "array"
     type = "array"
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Map(_Type):
     values: Type
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "map"
     type = "map"
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Union(_Type):
     members: tuple[Type, ...]
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
 
-    kind = "union"
     type = "union"
 
     @property
@@ -171,6 +173,7 @@ class Union(_Type):
         return None
 
 
+@final
 @dataclass(frozen=True, slots=True, eq=False)
 class Ref:
     """A reference to the record ``name``, closing a recursive type.
@@ -182,16 +185,19 @@ class Ref:
     name: str
     registry: Mapping[str, Record] = field(repr=False, default_factory=lambda: EMPTY)
 
-    kind = "ref"
-
     @property
     def target(self) -> Record:
         return self.registry[self.name]
 
 
-Type = _U[Primitive, Enum, Fixed, Record, Array, Map, Union, Ref]
+#: A type node that is not a reference: what :func:`deref` gives.
+Node: TypeAlias = Primitive | Enum | Fixed | Record | Array | Map | Union
+#: Any type node, a :class:`Ref` included.
+Type: TypeAlias = Node | Ref
+#: The node classes, for ``isinstance``. They are final: the walk tells them apart by ``type(node) is``.
+TYPE_CLASSES = (Primitive, Enum, Fixed, Record, Array, Map, Union, Ref)
 
 
-def deref(node: Any) -> Any:
+def deref(node: Type) -> Node:
     """The node itself, or the record a :class:`Ref` names."""
-    return node.target if node.kind == "ref" else node
+    return node.target if type(node) is Ref else node

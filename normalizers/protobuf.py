@@ -107,7 +107,7 @@ def parse_protobuf(
     name: str | None = None,
     message: str | None = None,
     imports: Mapping[str, str | bytes] | None = None,
-    import_paths: Iterable[str | os.PathLike] | None = None,
+    import_paths: Iterable[str | os.PathLike[str]] | None = None,
 ) -> Type:
     """Read a Protobuf schema into the type model.
 
@@ -172,7 +172,7 @@ def is_descriptor_set(data: bytes) -> bool:
     return not _TEXT_START.match(data) and _parse_descriptor_bytes(data) is not None
 
 
-def _parse_descriptor_bytes(data: bytes) -> list | None:
+def _parse_descriptor_bytes(data: bytes) -> list[Any] | None:
     from google.protobuf import descriptor_pb2
     from google.protobuf.message import DecodeError
 
@@ -201,7 +201,7 @@ def _safe_relative(path: str) -> bool:
     return bool(path) and not p.is_absolute() and ".." not in p.parts and ":" not in path
 
 
-def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list:
+def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]:
     """Compile ``text`` (as file ``main``) with grpc_tools' bundled protoc -> FileDescriptorProtos."""
     try:
         import grpc_tools
@@ -259,7 +259,7 @@ def _run_protoc(compiler: Any, args: list[bytes], tmp: str) -> tuple[int, str]:
         return code, sink.read().decode("utf-8", "replace")
 
 
-def _build_pool(files: list, label: str) -> Any:
+def _build_pool(files: list[Any], label: str) -> Any:
     """A private descriptor pool of ``files`` (dependencies first); the last file is the main one."""
     from google.protobuf import descriptor_pool
 
@@ -291,11 +291,11 @@ def _build_pool(files: list, label: str) -> Any:
     return pool.FindFileByName(files[-1].name)
 
 
-def _check_references(files: list) -> None:
+def _check_references(files: list[Any]) -> None:
     """Name the field whose (fully qualified) type the descriptor set does not define."""
     known: set[str] = set()
 
-    def symbols(prefix: str, messages: Iterable, enums: Iterable) -> None:
+    def symbols(prefix: str, messages: Iterable[Any], enums: Iterable[Any]) -> None:
         for e in enums:
             known.add(f"{prefix}.{e.name}")
         for m in messages:
@@ -303,14 +303,15 @@ def _check_references(files: list) -> None:
             known.add(full)
             symbols(full, m.nested_type, m.enum_type)
 
-    def check(prefix: str, messages: Iterable, file: str) -> None:
+    def check(prefix: str, messages: Iterable[Any], file: str) -> None:
         for m in messages:
             full = f"{prefix}.{m.name}"
             for fld in m.field:
                 ref = fld.type_name
                 if ref.startswith(".") and ref not in known and not ref.startswith(".google.protobuf."):
                     raise SchemaNormalizationError(
-                        f"field type {ref[1:]!r} is not defined in the descriptor set", path=f"{file}: {full[1:]}.{fld.name}"
+                        f"field type {ref[1:]!r} is not defined in the descriptor set",
+                        path=f"{file}: {full[1:]}.{fld.name}",
                     )
             check(full, m.nested_type, file)
 
@@ -337,10 +338,10 @@ def _well_known(name: str) -> Any:
 
 
 def _find_message(file_desc: Any, wanted: str, label: str) -> Any:
-    found: list = []
-    every: list = []
+    found: list[Any] = []
+    every: list[str] = []
 
-    def scan(msgs: Iterable) -> None:
+    def scan(msgs: Iterable[Any]) -> None:
         for m in msgs:
             every.append(m.full_name)
             rel = m.full_name[len(file_desc.package) + 1:] if file_desc.package else m.full_name
@@ -386,7 +387,7 @@ class _Converter:
         self.succ: dict[str, list[str]] = {}  # message -> messages its fields (and oneofs) refer to
         self.referred: set[str] = set()
         self.scc: dict[str, frozenset[str]] = {}
-        self.records: dict[tuple, Record] = {}
+        self.records: dict[tuple[str, frozenset[str]], Record] = {}
         self.scalars: dict[tuple[int, bool], Primitive] = {}
         self.enums: dict[str, Enum] = {}
         self.count = 0
@@ -406,7 +407,7 @@ class _Converter:
                 self.succ[name].append(field.message_type.full_name)
                 self.referred.add(field.message_type.full_name)
 
-    def roots(self, top: Iterable) -> list[Any]:
+    def roots(self, top: Iterable[Any]) -> list[Any]:
         for msg in top:
             self.add_message(msg)
         self.scc = _components(list(self.order), self.succ)
@@ -440,7 +441,7 @@ class _Converter:
         bare = WalkHints(bare=True, part_of_key=False)
         return Record(file_desc.package or "", tuple(f for _, f in fields), None, hints=bare)
 
-    def record(self, msg: Any, above: frozenset) -> Record:
+    def record(self, msg: Any, above: frozenset[str]) -> Record:
         """The record of ``msg`` reached below the messages ``above`` (only its own component matters)."""
         name = msg.full_name
         comp = self.scc.get(name)
@@ -475,7 +476,7 @@ class _Converter:
         self.records[key] = rec
         return rec
 
-    def field(self, field: Any, below: frozenset) -> tuple[str, Field]:
+    def field(self, field: Any, below: frozenset[str]) -> tuple[str, Field]:
         """(DataHub's path token of ``field``, for ordering; the model field)."""
         repeated = _is_repeated(field)
         if field.message_type is not None:

@@ -95,7 +95,7 @@ class _Reader:
     def __init__(self) -> None:
         self.b = StructBuilder()
 
-    def struct(self, data: dict, where: str, *, root: bool = False, nullable: bool) -> Record:
+    def struct(self, data: dict[str, Any], where: str, *, root: bool = False, nullable: bool) -> Record:
         fields = data.get("fields")
         if not isinstance(fields, list):
             raise type_error(where, f'a struct needs "fields", a list, got {_short(fields)}')
@@ -119,7 +119,8 @@ class _Reader:
             if not isinstance(meta, dict):
                 raise type_error(at, f'"metadata" must be an object, got {_short(meta)}')
             node, native = self.type(f["type"], at, fnull)
-            collation = (meta.get("__COLLATIONS") or {}).get(fname) if isinstance(meta.get("__COLLATIONS"), dict) else None
+            collations = meta.get("__COLLATIONS")
+            collation = collations.get(fname) if isinstance(collations, dict) else None
             if isinstance(collation, str) and native == "string":
                 native = f"string collate {collation.split('.', 1)[-1]}"
                 node = self.b.primitive("string", native, fnull)
@@ -131,56 +132,67 @@ class _Reader:
 
     def type(self, data: Any, where: str, nullable: bool) -> tuple[Type, str]:
         """The node for a Spark data type, and its simpleString."""
-        b = self.b
         if isinstance(data, str):
-            text = data.strip()
-            low = text.lower()
-            if low in _SIMPLE:
-                avro, logical, native = _SIMPLE[low]
-                return b.primitive(avro, native, nullable, logical), native
-            if m := _DECIMAL.match(low):
-                native = f"decimal({m.group(1)},{m.group(2)})"
-                return b.decimal(int(m.group(1)), int(m.group(2)), native, nullable), native
-            if low == "decimal":
-                return b.decimal(10, 0, "decimal(10,0)", nullable), "decimal(10,0)"
-            if m := _CHAR.match(low):
-                native = f"{m.group(1)}({m.group(2)})"
-                return b.primitive("string", native, nullable), native
-            if _COLLATED.match(low):
-                return b.primitive("string", text, nullable), text
-            if m := _TIME.match(low):
-                return b.primitive("long", low, nullable, "time-micros"), low
-            if _YEAR_MONTH.match(low):
-                return b.primitive("int", low, nullable), low
-            if _DAY_TIME.match(low):
-                return b.primitive("long", low, nullable), low
-            if _SPATIAL.match(low):
-                return b.primitive("bytes", text, nullable), text
-            raise type_error(where, f"unknown Spark type {text!r}")
+            return self.simple(data, where, nullable)
         if not isinstance(data, dict):
             raise type_error(where, f"a Spark type is a string or an object, got {_short(data)}")
-        kind = data.get("type")
-        if kind == "struct":
-            node = self.struct(data, where, nullable=nullable)
-            return node, node.props["native_data_type"]
-        if kind == "array":
-            if "elementType" not in data:
-                raise type_error(where, 'array type has no "elementType"')
-            items, inner = self.type(data["elementType"], f"{where}.element", bool(data.get("containsNull", True)))
-            native = f"array<{inner}>"
-            return b.array(items, native, nullable), native
-        if kind == "map":
-            for k in ("keyType", "valueType"):
-                if k not in data:
-                    raise type_error(where, f'map type has no "{k}"')
-            key, key_native = self.type(data["keyType"], f"{where}.key", False)
-            values, value_native = self.type(
-                data["valueType"], f"{where}.value", bool(data.get("valueContainsNull", True))
-            )
-            native = f"map<{key_native},{value_native}>"
-            return b.map(key, values, native, key_native, nullable), native
-        if kind == "udt":
-            if "sqlType" not in data:
-                raise type_error(where, 'user-defined type has no "sqlType"')
-            return self.type(data["sqlType"], where, nullable)
-        raise type_error(where, f"unknown Spark type {_short(kind if kind is not None else data)}")
+        match data.get("type"):
+            case "struct":
+                node = self.struct(data, where, nullable=nullable)
+                return node, node.props["native_data_type"]
+            case "array":
+                return self.array(data, where, nullable)
+            case "map":
+                return self.map(data, where, nullable)
+            case "udt":
+                if "sqlType" not in data:
+                    raise type_error(where, 'user-defined type has no "sqlType"')
+                return self.type(data["sqlType"], where, nullable)
+            case kind:
+                raise type_error(where, f"unknown Spark type {_short(kind if kind is not None else data)}")
+
+    def simple(self, data: str, where: str, nullable: bool) -> tuple[Type, str]:
+        """A type written as text (``integer``, ``decimal(10,2)``, ``varchar(5)``...)."""
+        b = self.b
+        text = data.strip()
+        low = text.lower()
+        if low in _SIMPLE:
+            avro, logical, native = _SIMPLE[low]
+            return b.primitive(avro, native, nullable, logical), native
+        if m := _DECIMAL.match(low):
+            native = f"decimal({m.group(1)},{m.group(2)})"
+            return b.decimal(int(m.group(1)), int(m.group(2)), native, nullable), native
+        if low == "decimal":
+            return b.decimal(10, 0, "decimal(10,0)", nullable), "decimal(10,0)"
+        if m := _CHAR.match(low):
+            native = f"{m.group(1)}({m.group(2)})"
+            return b.primitive("string", native, nullable), native
+        if _COLLATED.match(low):
+            return b.primitive("string", text, nullable), text
+        if m := _TIME.match(low):
+            return b.primitive("long", low, nullable, "time-micros"), low
+        if _YEAR_MONTH.match(low):
+            return b.primitive("int", low, nullable), low
+        if _DAY_TIME.match(low):
+            return b.primitive("long", low, nullable), low
+        if _SPATIAL.match(low):
+            return b.primitive("bytes", text, nullable), text
+        raise type_error(where, f"unknown Spark type {text!r}")
+
+    def array(self, data: dict[str, Any], where: str, nullable: bool) -> tuple[Type, str]:
+        if "elementType" not in data:
+            raise type_error(where, 'array type has no "elementType"')
+        items, inner = self.type(data["elementType"], f"{where}.element", bool(data.get("containsNull", True)))
+        native = f"array<{inner}>"
+        return self.b.array(items, native, nullable), native
+
+    def map(self, data: dict[str, Any], where: str, nullable: bool) -> tuple[Type, str]:
+        for k in ("keyType", "valueType"):
+            if k not in data:
+                raise type_error(where, f'map type has no "{k}"')
+        key, key_native = self.type(data["keyType"], f"{where}.key", False)
+        values, value_native = self.type(
+            data["valueType"], f"{where}.value", bool(data.get("valueContainsNull", True))
+        )
+        native = f"map<{key_native},{value_native}>"
+        return self.b.map(key, values, native, key_native, nullable), native

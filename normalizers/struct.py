@@ -85,7 +85,7 @@ class StructBuilder:
         else:
             self.count += 1
             name = f"__struct_{self.count}" if union_seq is None else f"__structn_{union_seq}_{self.count}"
-        props = {"native_data_type": native}
+        props: dict[str, Any] = {"native_data_type": native}
         if nullable:
             props["_nullable"] = True
         return Record(name, fields, None, frozen_props(props))
@@ -126,31 +126,31 @@ def _check_names(fields: tuple[Field, ...], where: str) -> None:
         seen.add(f.name)
 
 
-def hive_json(node: Any) -> Any:
+def hive_json(node: Type) -> dict[str, Any] | list[Any]:
     """A node as the Avro-ish JSON DataHub's hive parser makes (for a map's ``key_type``)."""
     node = deref(node)
-    kind = node.kind
     props = dict(node.props)
     native = props.pop("native_data_type", None)
     nullable = props.pop("_nullable", None)
-    if kind == "primitive":
-        out: dict[str, Any] = {"type": node.name, **props}
-    elif kind == "fixed":
-        out = {"type": "fixed", "name": node.name, "size": node.size, **props}
-    elif kind == "record":
-        out = {"type": "record", "name": node.name,
-               "fields": [{"name": f.name, "type": hive_json(f.type)} for f in node.fields]}
-    elif kind == "array":
-        out = {"type": "array", "items": hive_json(node.items)}
-    elif kind == "map":
-        out = {"type": "map", "values": hive_json(node.values), **props}
-    elif kind == "union":
-        return [hive_json(m) for m in node.members]
-    else:  # pragma: no cover - the builders make no other kinds
-        out = {"type": node.type}
+    match node:
+        case Primitive():
+            out: dict[str, Any] = {"type": node.name, **props}
+        case Fixed():
+            out = {"type": "fixed", "name": node.name, "size": node.size, **props}
+        case Record():
+            out = {"type": "record", "name": node.name,
+                   "fields": [{"name": f.name, "type": hive_json(f.type)} for f in node.fields]}
+        case Array():
+            out = {"type": "array", "items": hive_json(node.items)}
+        case Map():
+            out = {"type": "map", "values": hive_json(node.values), **props}
+        case Union():
+            return [hive_json(m) for m in node.members]
+        case _:  # pragma: no cover - the builders make no other kinds
+            out = {"type": node.type}
     if native is not None:
         out["native_data_type"] = native
-    if kind in ("primitive", "fixed"):
+    if isinstance(node, (Primitive, Fixed)):
         out["_nullable"] = True  # the hive parser marks every primitive nullable
     elif nullable:
         out["_nullable"] = True
@@ -168,7 +168,7 @@ def column_fields(root: Record, *, key: bool = False) -> list[SchemaField]:
     out: list[SchemaField] = []
     for col in root.fields:
         node = deref(col.type)
-        if node.kind in ("record", "array", "map", "union"):
+        if isinstance(node, (Record, Array, Map, Union)):
             out.extend(walk(Record(ROOT_NAME, (col,)), key=key))
             continue
         first, *rest = walk(node, key=key)

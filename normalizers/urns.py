@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
 
-from .errors import UrnError
+from .errors import InputError, UrnError
 
 _RESERVED = frozenset(",()␟")
 _ENCODED = {c: quote(c) for c in _RESERVED}
@@ -149,7 +149,7 @@ def make_field_urn(dataset_urn: str, field_path: str, *, form: str = "datasetFie
     """The URN of field ``field_path`` of a dataset: the dataset URN canonical, the path percent-encoded.
     The one field-URN builder (hot while ingesting, so the dataset's canonical form is cached)."""
     if form not in FIELD_ENTITY_TYPES:
-        raise UrnError(form, f"a field URN's entity type is one of {', '.join(FIELD_ENTITY_TYPES)}")
+        raise InputError(f"make_field_urn: form must be one of {', '.join(FIELD_ENTITY_TYPES)}, got {form!r}")
     return f"urn:li:{form}:({canonical_dataset_urn(dataset_urn)},{encode(field_path)})"
 
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .errors import SchemaNormalizationError
 from .fields import FieldType, SchemaField
-from .model import NO_DEFAULT, Type, deref
+from .model import NO_DEFAULT, Array, Enum, Field, Fixed, Map, Node, Primitive, Record, Ref, Type, Union, deref
 from .paths import KEY_TOKEN, VERSION_TOKEN
 
 _TYPE_CLASS = {
@@ -51,12 +52,8 @@ _LOGICAL_TYPE_CLASS = {
 }
 #: One shared FieldType per class without array/map details.
 _PLAIN_TYPES = {cls: FieldType(cls) for cls in {*_TYPE_CLASS.values(), *_LOGICAL_TYPE_CLASS.values()}}
-# A field emits itself where it reaches one of these (DataHub's "non-nested" types).
-_EMITTING = frozenset({"union", "primitive", "fixed", "enum"})
-_SIMPLE = frozenset({"primitive", "fixed", "enum"})
-_NESTED = frozenset({"record", "union", "array", "map"})
-_CONTAINERS = frozenset({"array", "field", "map", "record"})
 _PROPS_SKIPPED = ("_nullable", "native_data_type")
+_CONTAINERS = (Record, Array, Map)
 
 
 def walk(root: Type, *, key: bool = False) -> list[SchemaField]:
@@ -64,9 +61,9 @@ def walk(root: Type, *, key: bool = False) -> list[SchemaField]:
     return _Walk(key).run(root)
 
 
-def _option(node: Any) -> Any:
+def _option(node: Node) -> Node | None:
     """The non-null member of a two-member union with ``null``, else None."""
-    if node.kind == "union" and len(node.members) == 2 and not node.hints.null_members:
+    if type(node) is Union and len(node.members) == 2 and not node.hints.null_members:
         first, second = node.members
         if deref(first).type == "null":
             return deref(second)
@@ -75,9 +72,10 @@ def _option(node: Any) -> Any:
     return None
 
 
-def _type_name(node: Any) -> str:
+def _type_name(node: Node) -> str:
     """A type's name for ArrayType.nestedType and MapType.valueType: its logical type if any."""
-    return node.logical_type or node.type
+    name: str = node.logical_type or node.type
+    return name
 
 
 def _token(simple: str) -> str:
@@ -89,14 +87,14 @@ def _token(simple: str) -> str:
     return simple
 
 
-def _field_token(fld: Any) -> str:
+def _field_token(fld: Field) -> str:
     """A field's path token: its name (the part after the last dot)."""
     return _token(fld.hints.token or fld.name.rsplit(".", 1)[-1])
 
 
-def _annotation(node: Any) -> str:
+def _annotation(node: Node) -> str:
     """The path token for a type: ``[type=X]`` with a record's short name, else its type."""
-    if node.kind == "record":
+    if type(node) is Record:
         simple = node.hints.token or node.name.rsplit(".", 1)[-1]
     elif (opt := _option(node)) is not None:
         simple = opt.type
@@ -105,16 +103,17 @@ def _annotation(node: Any) -> str:
     return f"[type={_token(simple)}]"
 
 
-def _nullable(node: Any) -> bool:
-    kind = node.kind
-    if kind == "primitive" and node.name == "null":
-        return True
-    if kind == "union":
-        return any(_nullable(m) for m in node.members)
-    return bool(deref(node).props.get("_nullable", False))
+def _nullable(node: Type) -> bool:
+    match node:
+        case Primitive():
+            return node.name == "null" or bool(node.props.get("_nullable", False))
+        case Union():
+            return any(_nullable(m) for m in node.members)
+        case _:
+            return bool(deref(node).props.get("_nullable", False))
 
 
-def _column_type(node: Any, logical: Any) -> FieldType:
+def _column_type(node: Node, logical: Any) -> FieldType:
     pinned = node.hints.field_type
     if pinned is not None:
         return pinned
@@ -122,30 +121,22 @@ def _column_type(node: Any, logical: Any) -> FieldType:
     if logical is not None:
         cls = _LOGICAL_TYPE_CLASS.get(logical, cls)
     if cls is None:
-        raise ValueError(f"no DataHub type for {node.type!r}")
-    if cls == "ArrayType" and node.kind == "array":
+        raise SchemaNormalizationError(f"no DataHub type for the type {node.type!r} (logical type {logical!r})")
+    if cls == "ArrayType" and type(node) is Array:
         return FieldType(cls, nested_type=(_type_name(deref(node.items)),))
-    if cls == "MapType" and node.kind == "map":
+    if cls == "MapType" and type(node) is Map:
         return FieldType(cls, key_type="string", value_type=_type_name(deref(node.values)))
     return _PLAIN_TYPES[cls]
 
 
-def _children(node: Any) -> tuple:
-    kind = node.kind
-    if kind == "array":
-        return (node.items,)
-    if kind == "map":
-        return (node.values,)
-    if kind == "union":
-        opt = _option(node)
-        if opt is not None:
-            return (opt,)
-        if node.hints.null_members:
-            return node.members
-        return tuple(m for m in node.members if deref(m).type != "null")
-    if kind == "record":
-        return node.fields
-    return ()
+def _union_children(node: Union) -> tuple[Type, ...]:
+    """The members a union walks into: a ``[null, T]`` option's T, else its non-null members."""
+    opt = _option(node)
+    if opt is not None:
+        return (opt,)
+    if node.hints.null_members:
+        return node.members
+    return tuple(m for m in node.members if deref(m).type != "null")
 
 
 class _Walk:
@@ -153,78 +144,87 @@ class _Walk:
 
     def __init__(self, key: bool) -> None:
         self.stack: list[str] = [VERSION_TOKEN, KEY_TOKEN] if key else [VERSION_TOKEN]
-        self.fields: list[Any] = []  # the fields on the current path
+        self.fields: list[Field] = []  # the fields on the current path
         self.seen: list[str] = []  # records "being processed", with DataHub's bookkeeping
-        self.expanding: list[tuple] = []  # (record, seen) of every record expansion on the path
+        # (record, seen) of every record expansion on the path
+        self.expanding: list[tuple[str, frozenset[str]]] = []
         self.key = key
         self.part_of_key = key
         self.out: list[SchemaField] = []
 
     def run(self, root: Type) -> list[SchemaField]:
-        root = deref(root)
-        hints = root.hints
+        node = deref(root)
+        hints = node.hints
         if hints.part_of_key is not None:
             self.part_of_key = self.key and hints.part_of_key
-        if hints.bare and root.kind == "record":
-            for child in root.fields:  # no token of its own: its fields are top-level
+        if hints.bare and type(node) is Record:
+            for child in node.fields:  # no token of its own: its fields are top-level
                 self.field(child)
         else:
-            self.visit(root)
+            self.visit(node)
         return self.out
 
-    def visit(self, node: Any) -> None:
+    def visit(self, node: Type) -> None:
         """A type: nested ones walk on; a simple one emits the innermost field (or itself)."""
-        if node.kind == "ref":
-            node = node.target
-        if node.kind in _NESTED:
-            self.nested(node)
-            return
-        self.stack.append(_annotation(node))
-        if self.fields:
-            self.last_field(trigger=node)
-        else:
-            self.emit_type(node, node)
-        self.stack.pop()
+        match node:
+            case Primitive() | Enum() | Fixed():
+                self.stack.append(_annotation(node))
+                if self.fields:
+                    self.last_field(trigger=node)
+                else:
+                    self.emit_type(node, node)
+                self.stack.pop()
+            case Ref():
+                self.visit(node.target)
+            case _:
+                self.nested(node)
 
-    def field(self, fld: Any) -> None:
+    def field(self, fld: Field) -> None:
         self.fields.append(fld)
         self.visit(fld.type)
         self.fields.pop()
 
-    def nested(self, node: Any) -> None:
+    def nested(self, node: Record | Union | Array | Map) -> None:
         recurse = True
-        is_record = node.kind == "record"
-        if is_record:
+        if type(node) is Record:
             if node.name in self.seen or node.hints.recursive:
                 recurse = False
             else:
                 self.seen.append(node.name)
         actual = _option(node) or node
         self.stack.append(_annotation(actual))
-        if actual.kind in _EMITTING or (not self.fields and actual.hints.emitted is not None):
-            if self.fields and actual.kind not in _CONTAINERS:
+        if type(actual) not in _CONTAINERS:  # DataHub's "non-nested" types emit a field
+            if self.fields:
                 self.last_field(trigger=actual)
             else:
                 self.emit_type(node, actual)
-        if actual.kind == "record" and self.fields:
+        elif not self.fields and actual.hints.emitted is not None:
+            self.emit_type(node, actual)
+        if type(actual) is Record and self.fields:
             self.last_field(actual if recurse else None, recursive=not recurse, trigger=actual)
         elif recurse:
             self.expand(actual)
         self.stack.pop()
-        if is_record and node.name in self.seen:
+        if type(node) is Record and node.name in self.seen:
             self.seen.remove(node.name)
 
-    def expand(self, node: Any) -> None:
-        if node.kind == "record":
-            self.expanding.append((node.name, frozenset(self.seen)))
-            for child in node.fields:
-                self.field(child)
-            self.expanding.pop()
-        else:
-            for child in _children(node):
-                self.visit(child)
+    def expand(self, node: Node) -> None:
+        match node:
+            case Record():
+                self.expanding.append((node.name, frozenset(self.seen)))
+                for child in node.fields:
+                    self.field(child)
+                self.expanding.pop()
+            case Array():
+                self.visit(node.items)
+            case Map():
+                self.visit(node.values)
+            case Union():
+                for member in _union_children(node):
+                    self.visit(member)
 
-    def last_field(self, into: Any = None, recursive: bool = False, trigger: Any = None) -> None:
+    def last_field(self, into: Record | None = None, recursive: bool = False,
+                   trigger: Node | Field | None = None) -> None:
         """Emit the innermost field, then (optionally) the fields of the record ``into``."""
         if into is not None and (into.name, frozenset(self.seen)) in self.expanding:
             # DataHub would expand this record forever: stop here.
@@ -236,38 +236,38 @@ class _Walk:
             self.expand(into)
         self.stack.pop()
 
-    def emit_field(self, fld: Any, recursive: bool, trigger: Any) -> None:
+    def emit_field(self, fld: Field, recursive: bool, trigger: Node | Field) -> None:
         """The field ``fld``, at the current path; ``trigger`` is the node it is emitted for."""
         if self.given(trigger):
             return
         node = deref(fld.type)
         actual = _option(node) or node
         description = fld.doc or None
-        if not description and actual.kind in ("record", "enum") and actual.doc:
+        if not description and isinstance(actual, (Record, Enum)) and actual.doc:
             description = actual.doc
         default = fld.default
         if default is not NO_DEFAULT and default is not None:
             description = f"{description if description else ''}\nField default value: {default}"
-        native = self.stack[-2] if node.kind == "union" else self.stack[-1]
+        native = self.stack[-2] if type(node) is Union else self.stack[-1]
         self.add(fld, node, actual, native, description, recursive, fld.props.get("logicalType"))
 
-    def emit_type(self, node: Any, actual: Any) -> None:
+    def emit_type(self, node: Node, actual: Node) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""
         if self.given(actual):
             return
-        description = actual.doc if actual.kind in ("record", "enum") and actual.doc else None
-        native = self.stack[-2] if node.kind == "union" else self.stack[-1]
+        description = actual.doc if isinstance(actual, (Record, Enum)) and actual.doc else None
+        native = self.stack[-2] if type(node) is Union else self.stack[-1]
         self.add(node, node, actual, native, description, False, None)
 
-    def given(self, node: Any) -> bool:
+    def given(self, node: Node | Field) -> bool:
         """Whether the converter decided this node's field itself (emitted as given, or silent)."""
         hints = node.hints
         if hints.emitted is not None and not hints.silent:
             self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
         return hints.silent or hints.emitted is not None
 
-    def add(self, outer: Any, node: Any, actual: Any, native: str, description: Any, recursive: bool,
-            outer_logical: Any) -> None:
+    def add(self, outer: Field | Node, node: Node, actual: Node, native: str, description: str | None,
+            recursive: bool, outer_logical: Any) -> None:
         if native.startswith("[type="):
             native = native[6:-1]
         props = actual.props

@@ -113,7 +113,9 @@ def _forms(schema):
         "urlsafe base64": base64.urlsafe_b64encode(fb).decode().rstrip("="),
         "odf yaml": f"kind: MetadataBlock\nversion: 2\ncontent:\n  sequenceNumber: 1\n"
                     f"  event:\n    kind: SetDataSchema\n    schema: {b64}\n",
-        "odf json": json.dumps({"kind": "MetadataBlock", "content": {"event": {"kind": "SetDataSchema", "schema": b64}}}),
+        "odf json": json.dumps(
+            {"kind": "MetadataBlock", "content": {"event": {"kind": "SetDataSchema", "schema": b64}}}
+        ),
         "odf dict": {"kind": "SetDataSchema", "schema": b64},
         "struct type": pa.struct(list(schema)),
         "has .schema": SimpleNamespace(schema=schema),  # a Table, ParquetFile...
@@ -185,7 +187,8 @@ def test_nested_lists_of_structs_and_maps():
     assert "[version=2.0].[type=struct].[type=struct].address.[type=struct].geo.[type=double].lat" in paths
     maps = _by_path("maps_unions")
     counts = maps["[version=2.0].[type=struct].[type=map].[type=int].counts"]
-    assert counts.type.to_datahub() == {"type": {"com.linkedin.schema.MapType": {"keyType": "string", "valueType": "int"}}}
+    map_type = {"com.linkedin.schema.MapType": {"keyType": "string", "valueType": "int"}}
+    assert counts.type.to_datahub() == {"type": map_type}
     assert json.loads(counts.jsonProps)["key_native_data_type"] == "string"
     assert "[version=2.0].[type=struct].[type=map].[type=array].[type=struct].by_day.[type=long].v" in maps
     assert "[version=2.0].[type=struct].[type=map].[type=map].[type=long].nested_map" in maps
@@ -254,7 +257,8 @@ def test_bad_input(bad, message):
 
 
 def test_error_names_the_field_path():
-    dup = pa.schema([pa.field("s", pa.struct([pa.field("l", pa.list_(pa.struct([("x", pa.int32()), ("x", pa.string())])))]))])
+    twice = pa.struct([("x", pa.int32()), ("x", pa.string())])
+    dup = pa.schema([pa.field("s", pa.struct([pa.field("l", pa.list_(twice))]))])
     with pytest.raises(SchemaNormalizationError) as info:
         parse_arrow(dup, name="orders")
     assert info.value.path == "s.l.item.x"

@@ -68,8 +68,14 @@ def test_golden_inputs_match_datahub(source, key):
 
 _NAME = st.text(alphabet="abcdefghijkXYZ_", min_size=1, max_size=6).filter(lambda s: s[0] != "_" or len(s) > 1)
 _FIELD_NAME = st.one_of(_NAME, st.sampled_from(["with-hyphen", "a.b", "x1", "_u"]))
-_JSON_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=4), st.floats(allow_nan=False, allow_infinity=False, width=32))
-_PROP_VALUE = st.one_of(_JSON_SCALAR, st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.sampled_from("pq"), st.integers(0, 3), max_size=2))
+_JSON_SCALAR = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=4),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+_PROP_VALUE = st.one_of(
+    _JSON_SCALAR, st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.sampled_from("pq"), st.integers(0, 3), max_size=2),
+)
 _PROPS = st.fixed_dictionaries(
     {},
     optional={
@@ -97,54 +103,70 @@ _LOGICAL = [
 ]
 
 
-@st.composite
-def avro_schema(draw, max_depth: int = 4):
-    counter = itertools.count()
-    named: list[str] = []  # completed named types, referable by full name
+class _AvroSchemas:
+    """Draws one Avro schema: named types are defined before they are referred to."""
 
-    def new_name() -> str:
-        return f"{draw(_NAME)}{next(counter)}"
+    def __init__(self, draw, max_depth: int) -> None:
+        self.draw = draw
+        self.max_depth = max_depth
+        self.counter = itertools.count()
+        self.named: list[str] = []  # completed named types, referable by full name
 
-    def props() -> dict:
-        return draw(_PROPS)
+    def new_name(self) -> str:
+        return f"{self.draw(_NAME)}{next(self.counter)}"
 
-    def schema(depth: int, ns: str | None, in_union: bool = False):
+    def props(self) -> dict:
+        return self.draw(_PROPS)
+
+    def schema(self, depth: int, ns: str | None, in_union: bool = False):
+        draw = self.draw
         options = ["primitive", "primitive", "logical", "enum", "fixed"]
-        if depth < max_depth:
+        if depth < self.max_depth:
             options += ["record", "record", "array", "map"] + ([] if in_union else ["union", "union"])
         # A bare name resolves in the enclosing namespace, so only full names (or names
         # outside any namespace) can be referred to from here.
-        referable = [n for n in named if "." in n or ns is None]
+        referable = [n for n in self.named if "." in n or ns is None]
         if referable:
             options.append("ref")
         kind = draw(st.sampled_from(options))
         if kind == "primitive":
             p = draw(st.sampled_from(_PRIMITIVES[1:] if in_union else _PRIMITIVES))
-            extra = props()
+            extra = self.props()
             return {"type": p, **extra} if extra else p
         if kind == "logical":
             return dict(draw(st.sampled_from(_LOGICAL)))
         if kind == "ref":
             return draw(st.sampled_from(referable))
         if kind == "array":
-            return {"type": "array", "items": schema(depth + 1, ns), **props()}
+            return {"type": "array", "items": self.schema(depth + 1, ns), **self.props()}
         if kind == "map":
-            return {"type": "map", "values": schema(depth + 1, ns), **props()}
+            return {"type": "map", "values": self.schema(depth + 1, ns), **self.props()}
         if kind == "union":
-            members, seen = [], set()
-            for _ in range(draw(st.integers(1, 4))):
-                defined = len(named)
-                m = schema(depth + 1, ns, in_union=True)
-                tag = m if isinstance(m, str) else m.get("type") if m.get("type") not in ("record", "enum", "fixed") else m.get("name")
-                if tag in seen:
-                    del named[defined:]  # the skipped member's definitions do not exist
-                    continue
-                seen.add(tag)
-                members.append(m)
-            if draw(st.booleans()):
-                members.insert(draw(st.integers(0, len(members))), "null")
-            return members
-        name = new_name()
+            return self.union(depth, ns)
+        return self.named_type(kind, depth, ns)
+
+    def union(self, depth: int, ns: str | None) -> list:
+        draw = self.draw
+        members, seen = [], set()
+        for _ in range(draw(st.integers(1, 4))):
+            defined = len(self.named)
+            m = self.schema(depth + 1, ns, in_union=True)
+            if isinstance(m, str):
+                tag = m
+            else:
+                tag = m.get("type") if m.get("type") not in ("record", "enum", "fixed") else m.get("name")
+            if tag in seen:
+                del self.named[defined:]  # the skipped member's definitions do not exist
+                continue
+            seen.add(tag)
+            members.append(m)
+        if draw(st.booleans()):
+            members.insert(draw(st.integers(0, len(members))), "null")
+        return members
+
+    def named_type(self, kind: str, depth: int, ns: str | None) -> dict:
+        draw = self.draw
+        name = self.new_name()
         space = draw(st.sampled_from([None, None, "com.acme", "org.x"]))
         full = f"{space}.{name}" if space else (f"{ns}.{name}" if ns else name)
         node: dict = {"name": name}
@@ -152,31 +174,40 @@ def avro_schema(draw, max_depth: int = 4):
             node["namespace"] = space
         if draw(st.booleans()):
             node["doc"] = draw(st.text(max_size=8))
-        node.update(props())
+        node.update(self.props())
         if kind == "enum":
-            node.update(type="enum", symbols=draw(st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=1, max_size=3, unique=True)))
+            symbols = st.lists(st.sampled_from(["A", "B", "C", "D"]), min_size=1, max_size=3, unique=True)
+            node.update(type="enum", symbols=draw(symbols))
         elif kind == "fixed":
             node.update(type="fixed", size=draw(st.integers(1, 16)))
             if draw(st.booleans()):
                 node.update(logicalType="decimal", precision=draw(st.integers(1, 12)))
         else:
-            fields = []
-            for fname in draw(st.lists(_FIELD_NAME, min_size=1, max_size=4, unique=True)):
-                f = {"name": fname, "type": schema(depth + 1, full.rsplit(".", 1)[0] if "." in full else None)}
-                if draw(st.booleans()):
-                    f["doc"] = draw(st.text(max_size=6))
-                if draw(st.integers(0, 3)) == 0:
-                    f["default"] = draw(_PROP_VALUE)
-                f.update(props())
-                fields.append(f)
-            node.update(type="record", fields=fields)
-        named.append(full)
+            node.update(type="record", fields=self.fields(depth, full))
+        self.named.append(full)
         return node
 
-    return schema(0, None)
+    def fields(self, depth: int, full: str) -> list:
+        draw = self.draw
+        fields = []
+        for fname in draw(st.lists(_FIELD_NAME, min_size=1, max_size=4, unique=True)):
+            f = {"name": fname, "type": self.schema(depth + 1, full.rsplit(".", 1)[0] if "." in full else None)}
+            if draw(st.booleans()):
+                f["doc"] = draw(st.text(max_size=6))
+            if draw(st.integers(0, 3)) == 0:
+                f["default"] = draw(_PROP_VALUE)
+            f.update(self.props())
+            fields.append(f)
+        return fields
 
 
-@settings(max_examples=int(os.environ.get("FIELDGRAPH_DIFF_EXAMPLES", "600")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@st.composite
+def avro_schema(draw, max_depth: int = 4):
+    return _AvroSchemas(draw, max_depth).schema(0, None)
+
+
+@settings(max_examples=int(os.environ.get("FIELDGRAPH_DIFF_EXAMPLES", "600")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(avro_schema(), st.booleans())
 def test_generated_schemas_match_datahub(schema, key):
     text = json.dumps(schema)

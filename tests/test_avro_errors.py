@@ -7,18 +7,56 @@ import pytest
 from fieldgraph.normalizers import SchemaNormalizationError, normalize
 
 CASES = [
-    ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "strin"}]}', "Order.a", "unknown type 'strin'"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": {"type": "array"}}]}', "Order.a", 'no "items"'),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "int"}, {"name": "a", "type": "int"}]}', "Order.a", "used twice"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "u", "type": ["null", ["int"]]}]}', "Order.u[1]", "another union"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "u", "type": ["int", "int"]}]}', "Order.u[1]", "more than one 'int'"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["a-b"]}}]}', "Order.e(E)", "not a valid Avro name"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A"], "default": "B"}}]}', "Order.e(E)", "default 'B'"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", "size": -1}}]}', "Order.f(F)", '"size"'),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "strin"}]}',
+        "Order.a", "unknown type 'strin'",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": {"type": "array"}}]}',
+        "Order.a", 'no "items"',
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "int"}, {"name": "a", "type": "int"}]}',
+        "Order.a", "used twice",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "u", "type": ["null", ["int"]]}]}',
+        "Order.u[1]", "another union",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "u", "type": ["int", "int"]}]}',
+        "Order.u[1]", "more than one 'int'",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "e", "type": {"type": "enum", "name": "E", '
+        '"symbols": ["a-b"]}}]}',
+        "Order.e(E)", "not a valid Avro name",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "e", "type": {"type": "enum", "name": "E", '
+        '"symbols": ["A"], "default": "B"}}]}',
+        "Order.e(E)", "default 'B'",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "f", "type": {"type": "fixed", "name": "F", '
+        '"size": -1}}]}',
+        "Order.f(F)", '"size"',
+    ),
     ('{"type": "record", "name": "Order"}', "Order", '"fields"'),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "l", "type": {"type": "array", "items": {"type": "record", "name": "L", "fields": [{"name": "x", "type": "Nope"}]}}}]}', "Order.l.items(L).x", "unknown type 'Nope'"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": {"type": "record", "name": "Order", "fields": []}}]}', "Order.a", "already defined"),
-    ('{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "int", "order": "up"}]}', "Order.a", "order 'up'"),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "l", "type": {"type": "array", '
+        '"items": {"type": "record", "name": "L", "fields": [{"name": "x", "type": "Nope"}]}}}]}',
+        "Order.l.items(L).x", "unknown type 'Nope'",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": {"type": "record", "name": "Order", '
+        '"fields": []}}]}',
+        "Order.a", "already defined",
+    ),
+    (
+        '{"type": "record", "name": "Order", "fields": [{"name": "a", "type": "int", "order": "up"}]}',
+        "Order.a", "order 'up'",
+    ),
     ('{"type": "record", "name": "int", "fields": []}', "<root>", "reserved type name"),
     ('{"name": "x"}', "<root>", 'no "type"'),
     ("42", "<root>", "not int 42"),

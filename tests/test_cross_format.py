@@ -156,7 +156,7 @@ def test_nullability_carries_over(fmt):
 @pytest.mark.parametrize("fmt", [f for f in CASES if f not in ("protobuf",)])
 def test_diff_of_the_same_schema_across_formats_is_only_paths(fmt):
     """The diff works over any format: comparing a format with itself is identical."""
-    from fieldgraph.normalizers.evolution import diff_fields
+    from fieldgraph.normalizers.diff import diff_fields
 
     module, schema, _ = CASES[fmt]
     _needs(module)

@@ -9,15 +9,8 @@ from typer.testing import CliRunner
 
 from fieldgraph.ingest.cli import app
 from fieldgraph.normalizers import normalize
-from fieldgraph.normalizers.evolution import (
-    Incompatibility,
-    SchemaDiff,
-    Violation,
-    avro_compatible,
-    check,
-    check_compatibility,
-    diff_fields,
-)
+from fieldgraph.normalizers.compat import Incompatibility, Violation, avro_compatible, check, check_compatibility
+from fieldgraph.normalizers.diff import SchemaDiff, diff_fields
 
 from .golden import GOLDEN
 
@@ -266,8 +259,12 @@ def test_avro_resolution_matches_apache_avro(reader, writer, ok):
 
 def test_incompatibility_kinds_and_locations():
     [p] = avro_compatible(rec(f("a", "int"), f("b", "string")), rec(f("a", "int")))
-    assert (p.kind, p.location, p.rule) == ("READER_FIELD_MISSING_DEFAULT_VALUE", "R.b", "avro.reader-field-missing-default-value")
-    [p] = avro_compatible(rec(f("xs", {"type": "array", "items": "int"})), rec(f("xs", {"type": "array", "items": "long"})))
+    assert (p.kind, p.location, p.rule) == (
+        "READER_FIELD_MISSING_DEFAULT_VALUE", "R.b", "avro.reader-field-missing-default-value"
+    )
+    [p] = avro_compatible(
+        rec(f("xs", {"type": "array", "items": "int"})), rec(f("xs", {"type": "array", "items": "long"}))
+    )
     assert (p.kind, p.location) == ("TYPE_MISMATCH", "R.xs[]")
     [p] = avro_compatible(ENUM, ENUM3)
     assert p.kind == "MISSING_ENUM_SYMBOLS" and "C" in p.message

@@ -167,7 +167,10 @@ SUBSCHEMA = st.recursive(primitive(), compound, max_leaves=6)
 
 @st.composite
 def documents(draw):
-    root = draw(st.one_of(compound(SUBSCHEMA), SUBSCHEMA)) if draw(st.integers(0, 5)) == 0 else draw(compound(SUBSCHEMA))
+    if draw(st.integers(0, 5)) == 0:
+        root = draw(st.one_of(compound(SUBSCHEMA), SUBSCHEMA))
+    else:
+        root = draw(compound(SUBSCHEMA))
     root = dict(root)
     defs = {d: draw(SUBSCHEMA) for d in DEFS}
     # A cycle of bare aliases (D1 -> D1, D0 -> D1 -> D0) is no schema at all: we reject it wherever it

@@ -12,6 +12,7 @@ import pytest
 
 from fieldgraph.normalizers import SchemaNormalizationError, normalize, to_model
 from fieldgraph.normalizers.jsonschema import parse_json_schema
+from fieldgraph.normalizers.model import Map, Primitive, Record, Union
 
 from .golden import GOLDEN, cases, check
 
@@ -66,9 +67,9 @@ def test_model_shapes():
                                                       "u": {"oneOf": [{"type": "null"}, {"type": "string"}]}}},
                      "json-schema")
     a, m, u = model.fields
-    assert model.kind == "record" and a.type.kind == "record" and a.type.fields[0].name == "integer"
-    assert m.type.kind == "map" and m.type.values.kind == "primitive"
-    assert u.type.kind == "union" and [x.type for x in u.type.members] == ["null", "string"]
+    assert isinstance(model, Record) and isinstance(a.type, Record) and a.type.fields[0].name == "integer"
+    assert isinstance(m.type, Map) and isinstance(m.type.values, Primitive)
+    assert isinstance(u.type, Union) and [x.type for x in u.type.members] == ["null", "string"]
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,10 @@ from fieldgraph.normalizers.urns import decode, encode
     "path,v1",
     [
         ("[version=2.0].[type=R].[type=string].a", "a"),
-        ("[version=2.0].[key=True].[type=SimpleNested].[type=InnerRcd].nestedRcd.[type=string].aStringField", "nestedRcd.aStringField"),
+        (
+            "[version=2.0].[key=True].[type=SimpleNested].[type=InnerRcd].nestedRcd.[type=string].aStringField",
+            "nestedRcd.aStringField",
+        ),
         ("[version=2.0].[type=union].[type=A].[type=string].f", "f"),
         ("[version=2.0].[type=string]", ""),
         ("header.customerId", "header.customerId"),  # not v2: unchanged
@@ -112,7 +115,9 @@ def test_field_urns_both_forms_and_nested_parentheses():
         f = FieldUrn.parse(urn)
         assert str(f.dataset) == ORDERS and f.field_path == path
         assert f.dataset_field_urn == rfc and f.schema_field_urn == current
-    slash = FieldUrn.parse("urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:hdfs,/demo/fact_orders,PROD),/customerId)")
+    slash = FieldUrn.parse(
+        "urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:hdfs,/demo/fact_orders,PROD),/customerId)"
+    )
     assert slash.dataset.name == "/demo/fact_orders" and slash.field_path == "/customerId"
 
 

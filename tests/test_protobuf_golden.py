@@ -53,7 +53,9 @@ def test_normalize_api_and_key_schema():
 
 
 def test_single_root_has_no_root_field():
-    assert _paths("single_nested")[0] == "[version=2.0].[type=golden_single_Envelope].[type=golden_single_Envelope_Body].body"
+    assert _paths("single_nested")[0] == (
+        "[version=2.0].[type=golden_single_Envelope].[type=golden_single_Envelope_Body].body"
+    )
 
 
 def test_several_roots_each_get_a_field():
@@ -91,7 +93,8 @@ def test_recursion_terminates_and_is_marked():
     fields = fields_of(FOLDER / "recursive_self.proto")
     recursive = {f.fieldPath.rsplit(".", 1)[-1]: f for f in fields if f.recursive}
     assert sorted(recursive) == ["alt", "children", "next", "value"]  # direct, oneof, repeated, map value
-    assert recursive["children"].type.name == "ArrayType" and recursive["children"].nativeDataType == "golden.rself.Node"
+    children = recursive["children"]
+    assert children.type.name == "ArrayType" and children.nativeDataType == "golden.rself.Node"
     prefix = "[version=2.0].[type=golden_rself_Node]."
     for f in fields:  # a recursion stop has no children
         if f.recursive:
@@ -119,7 +122,8 @@ def test_descriptor_set_input_gives_the_same_fields(tmp_path):
         (tmp_path / f).write_text(text)
     source = FOLDER / "imports_two_files.proto"
     (tmp_path / source.name).write_text(source.read_text())
-    assert protoc.main(["protoc", f"-I{tmp_path}", f"--descriptor_set_out={out}", "--include_imports", source.name]) == 0
+    args = ["protoc", f"-I{tmp_path}", f"--descriptor_set_out={out}", "--include_imports", source.name]
+    assert protoc.main(args) == 0
     data = out.read_bytes()
     assert is_descriptor_set(data) and not is_descriptor_set(source.read_bytes())
     assert walk(parse_protobuf(data)) == fields_of(source)
@@ -129,7 +133,10 @@ def test_descriptor_set_input_gives_the_same_fields(tmp_path):
 def test_descriptor_set_without_well_known_types(tmp_path):
     from grpc_tools import protoc
 
-    text = 'syntax = "proto3";\nimport "google/protobuf/timestamp.proto";\nmessage E { google.protobuf.Timestamp at = 1; }\n'
+    text = (
+        'syntax = "proto3";\nimport "google/protobuf/timestamp.proto";\n'
+        "message E { google.protobuf.Timestamp at = 1; }\n"
+    )
     (tmp_path / "e.proto").write_text(text)
     out = tmp_path / "e.desc"
     include = str(__import__("pathlib").Path(protoc.__file__).parent / "_proto")

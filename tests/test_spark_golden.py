@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fieldgraph.normalizers import SchemaNormalizationError, normalize, to_model
+from fieldgraph.normalizers.model import Primitive
 from fieldgraph.normalizers.spark import parse_spark
 from fieldgraph.normalizers.struct import column_fields
 
@@ -118,7 +119,7 @@ def test_complex_columns_match_datahub_under_normalize():
     root = to_model(source.read_text(), "spark")
     ours = {f.fieldPath: f.to_datahub() for f in normalize(source.read_text(), "spark")}
     for col in root.fields:
-        if col.type.kind == "primitive":
+        if isinstance(col.type, Primitive):
             continue
         for f in datahub_columns(type(root)(root.name, (col,), None, root.props)):
             assert ours[f["fieldPath"]] == dict(f, nullable=ours[f["fieldPath"]]["nullable"])

@@ -133,7 +133,8 @@ def _units(loaded: list[tuple[Path, bytes, str]], table: str | None) -> list[tup
 
 
 def _judge(label: str | None, models: list[Any], mode: str) -> dict[str, Any]:
-    from fieldgraph.normalizers.evolution import RULES, check, check_compatibility, diff_fields
+    from fieldgraph.normalizers.compat import RULES, check, check_compatibility
+    from fieldgraph.normalizers.diff import diff_fields
     from fieldgraph.normalizers.visitor import walk
 
     old, new = models[-2], models[-1]
