@@ -1,8 +1,9 @@
 # fieldgraph worker image: `docker build -t fieldgraph .` (used by docker-compose.yml).
-# Build stage: the fieldgraph wheel. pip installs the build requirement (setuptools>=69) in an isolated env.
+# Build stage: the fieldgraph wheel. pip installs the build requirement (setuptools>=77) in an isolated env.
 FROM python:3.12-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY fieldgraph fieldgraph
 COPY normalizers normalizers
 COPY graph graph
 COPY ingest ingest

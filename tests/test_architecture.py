@@ -145,3 +145,12 @@ def test_every_cypher_file_is_used() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     unused = [n for n in cy.names() if f'"{n}"' not in graph_code and f"cypher/{n}.cypher" not in readme]
     assert not unused, f"cypher/ files nothing runs or documents: {unused}"
+
+
+def test_every_package_ships() -> None:
+    """pyproject lists the packages by hand (the folders map onto fieldgraph.*): a new one must be listed."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    packages = {m for m, p in MODULES.items() if p.name == "__init__.py"}
+    assert packages - {"fieldgraph.cypher"} <= listed, f"not in pyproject's packages: {sorted(packages - listed)}"
