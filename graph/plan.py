@@ -37,14 +37,12 @@ from typing import Any
 
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
-    JOB_LINEAGE,
-    LINEAGE_ASPECTS,
-    SCHEMA_METADATA,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
     DatasetDelete,
     JobLineageChange,
+    LineageAspect,
     LineageChange,
     SchemaChange,
     references,
@@ -252,33 +250,42 @@ def resolve_reference(path: str, fields: Sequence[FieldState]) -> tuple[str, lis
 
 # --- planning ---------------------------------------------------------------------------------------------
 
-SchemaGroup = list[SchemaChange | AspectDelete]
+@dataclass
+class _Groups:
+    """A batch's changes per dataset and aspect, in arrival order (a dataset delete: a delete of each aspect)."""
+
+    schemas: dict[str, list[SchemaChange | AspectDelete]] = field(default_factory=dict)
+    lineage: dict[tuple[str, LineageAspect], list[LineageChange | AspectDelete]] = field(default_factory=dict)
+    jobs: dict[str, list[JobLineageChange | AspectDelete]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, changes: Sequence[Change]) -> _Groups:
+        g = cls()
+        for c in changes:
+            for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
+                match x:
+                    case SchemaChange() | AspectDelete(aspect="schemaMetadata"):
+                        g.schemas.setdefault(x.dataset, []).append(x)
+                    case JobLineageChange() | AspectDelete(aspect="jobLineage"):
+                        g.jobs.setdefault(x.dataset, []).append(x)
+                    case LineageChange(aspect=aspect) | AspectDelete(aspect=("upstreamLineage" as aspect)) | \
+                            AspectDelete(aspect=("datasetUpstreamLineage" as aspect)):
+                        g.lineage.setdefault((x.dataset, aspect), []).append(x)
+        return g
 
 
 def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> Plan:
     """The graph writes for ``changes`` given the ``state`` of the datasets they touch. Pure."""
-    groups = _group(changes)
+    groups = _Groups.of(changes)
     planner = _Planner(state)
-    for (urn, aspect), group in groups.items():
-        if aspect == SCHEMA_METADATA:
-            planner.schema(urn, group)  # type: ignore[arg-type]
-    planner.resolve_stored_placeholders({urn for urn, aspect in groups if aspect == SCHEMA_METADATA})
-    for (urn, aspect), group in groups.items():
-        if aspect in LINEAGE_ASPECTS:
-            planner.lineage(urn, aspect, group)  # type: ignore[arg-type]
-    for (urn, aspect), group in groups.items():
-        if aspect == JOB_LINEAGE:
-            planner.job_lineage(urn, group)  # type: ignore[arg-type]
+    for urn, schemas in groups.schemas.items():
+        planner.schema(urn, schemas)
+    planner.resolve_stored_placeholders(set(groups.schemas))
+    for (urn, aspect), lineage in groups.lineage.items():
+        planner.lineage(urn, aspect, lineage)
+    for urn, jobs in groups.jobs.items():
+        planner.job_lineage(urn, jobs)
     return planner.finish()
-
-
-def _group(changes: Sequence[Change]) -> dict[tuple[str, str], list[Change]]:
-    """Changes per (dataset, aspect), in arrival order; a dataset delete as a delete of each aspect."""
-    by_key: dict[tuple[str, str], list[Change]] = {}
-    for c in changes:
-        for x in (c.aspects() if isinstance(c, DatasetDelete) else (c,)):
-            by_key.setdefault((x.dataset, x.aspect), []).append(x)
-    return by_key
 
 
 def _newest(changes: Sequence[Change], key: Any) -> Any:
@@ -319,7 +326,7 @@ class _Planner:
 
     # ---- schemas ----
 
-    def schema(self, urn: str, group: SchemaGroup) -> None:
+    def schema(self, urn: str, group: list[SchemaChange | AspectDelete]) -> None:
         st = self.stored(urn)
         versions = [st.schemaVersion, 0] + [x.version for x in group if isinstance(x, SchemaChange)]
 
@@ -457,7 +464,7 @@ class _Planner:
 
     # ---- lineage aspects ----
 
-    def lineage(self, urn: str, aspect: str, group: list[LineageChange | AspectDelete]) -> None:
+    def lineage(self, urn: str, aspect: LineageAspect, group: list[LineageChange | AspectDelete]) -> None:
         win = _newest(group, lambda c: c.ts)
         if win.ts < self.stored(urn).lineageTs.get(aspect, -1):
             self.counts["superseded"] += len(group)
