@@ -1,0 +1,55 @@
+"""The one write path's modes (graph/write.py), on both backends: what each adds or leaves out."""
+
+from __future__ import annotations
+
+from fieldgraph.graph import WriteMode
+from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.sources import decode_event
+
+from .conftest import ds, lineage_event, mcp, schema_event, sf
+
+A, B = ds("db.a"), ds("db.b")
+
+
+def changes(*events):
+    return [c for e in events for c in decode_event(e)]
+
+
+def placeholders(graph) -> list[str]:
+    return [r["urn"] for r in graph.unresolved()]
+
+
+def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
+    writer = graph.writer()
+    writer.write(changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2)))
+    assert placeholders(graph) == [field_urn(B, "x")]  # B has no schema: the reference waits as a placeholder
+    plan = writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
+    assert plan.rows["cleanup_placeholder_fields"]
+    assert placeholders(graph) == [] and graph.stats()["datasets"] == 1
+
+
+def test_backfill_mode_leaves_the_cleanup_to_the_end(graph) -> None:
+    """Spark tasks write at once: one task's cleanup could delete a placeholder another has made but not
+    linked yet, so the backfill mode leaves it out and the driver runs it once, at the end."""
+    writer = graph.writer(WriteMode.BACKFILL)
+    writer.write(changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2)))
+    writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
+    assert placeholders(graph) == [field_urn(B, "x")]  # orphaned, but kept
+    writer.cleanup_placeholders()
+    assert placeholders(graph) == [] and graph.stats()["datasets"] == 1
+
+
+def test_concurrent_mode_keeps_a_field_another_writer_created_meanwhile(graph) -> None:
+    """A lineage batch planned before another writer's schema landed plans a placeholder for a field the
+    schema has by the time the batch is applied: the concurrent mode creates placeholders only where no
+    node is, so the real field and its schema properties stay, and the edge points at it."""
+    lineage = changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2))
+    concurrent = graph.writer(WriteMode.CONCURRENT)
+    stale = concurrent.plan(lineage)  # planned while B has no schema
+    assert [r["urn"] for r in stale.rows["ensure_fields"]] == [field_urn(B, "x")]
+    graph.writer().write(changes(schema_event(B, ["x"], 1)))  # the other writer
+    concurrent.apply(stale)
+    assert placeholders(graph) == []
+    rows = graph.query("MATCH (d)-[:DataDerivedFrom]->(u) RETURN d.urn AS d, u.urn AS u, u.placeholder AS p, "
+                       "u.schemaVersion AS v")
+    assert rows == [{"d": field_urn(A, "y"), "u": field_urn(B, "x"), "p": False, "v": 0}]
