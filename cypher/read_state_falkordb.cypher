@@ -5,4 +5,5 @@ MATCH (d:Dataset {urn: urn})
 OPTIONAL MATCH (d)-[:HasField]->(f:DatasetField)
 WITH d, collect([f.urn, f.fieldPath, f.placeholder, f.removed, f.schemaVersion, f.schemaTs, f.refPath]) AS fields
 RETURN toJSON(collect([d.urn, d.placeholder, d.schemaVersion, d.schemaTs, d.upstreamLineageTs,
-        d.datasetUpstreamLineageTs, fields])) AS state
+        d.datasetUpstreamLineageTs, fields, d.schemaTimes, d.upstreamLineageTimes, d.datasetUpstreamLineageTimes,
+        d.jobLineageDeletes])) AS state

@@ -9,20 +9,22 @@ service and the Spark job::
 
 Rules (see the graph model in ``cypher/``):
 
-- per dataset and aspect, the newest change wins (schema: ``(version, ts)``; lineage: ``ts``);
-  older ones never overwrite it; equal stamps re-apply (so replays are idempotent);
+- per dataset and aspect, the newest change is the present (schema: ``(version, ts)``; lineage: ``ts``);
+  equal stamps re-apply (so replays are idempotent); every version also holds over its own interval
+  of time (:mod:`fieldgraph.graph.history`): an older one is placed in the past and changes the present
+  only if it is the newest;
 - a schema is the dataset's whole field set: fields it no longer lists are marked ``removed``
-  (kept with their lineage) and come back when listed again; an older schema only adds
-  fields never seen, as removed, so the field set does not depend on arrival order;
+  (kept with their lineage) and come back when listed again; a schema with a lower version number than
+  one before it in time only adds fields never seen, as removed;
 - a lineage aspect is the whole set of the dataset's incoming edges from that aspect
-  (edge property ``source``); DELETE removes them;
+  (edge property ``source``); a new version closes the edges it no longer lists, DELETE closes them all;
 - field references (v2, v1 dotted, RFC slash paths) resolve against the dataset's fields;
   an unknown or ambiguous one becomes a placeholder field (``placeholder``, ``ambiguous``,
   ``candidates``) that a later schema resolves;
 - job lineage (CDAP program runs, OpenLineage runs) is additive: an edge per (field pair, job)
-  keeps its first and last seen times and the newest run's properties; a destination field a job
-  declares but no schema lists is a placeholder marked ``declared`` (kept without edges); fields a
-  job drops get ``droppedBy`` entries;
+  keeps its first and last seen times and the newest run's properties, until a DELETE closes it; a
+  destination field a job declares but no schema lists is a placeholder marked ``declared`` (kept
+  without edges); fields a job drops get ``droppedBy`` entries;
 - every ``DataDerivedFrom`` edge, whatever its source, carries one property vocabulary
   (:class:`fieldgraph.changes.EdgeProps`) plus ``firstSeen``/``lastSeen``.
 """
@@ -37,8 +39,11 @@ from typing import Any
 
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
+    JOB_LINEAGE,
+    SCHEMA_METADATA,
     UPSTREAM_LINEAGE,
     AspectDelete,
+    AspectName,
     Change,
     DatasetDelete,
     JobLineageChange,
@@ -50,8 +55,29 @@ from fieldgraph.changes import (
 from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, SchemaField, is_v2, v1_path
 from fieldgraph.normalizers.urns import DatasetUrn, canonical_dataset_urn, decode, make_field_urn
 
+from .history import (
+    STATE_PROPS,
+    Fact,
+    Held,
+    LineageVersion,
+    Run,
+    SchemaVersion,
+    Span,
+    replay_jobs,
+    replay_lineage,
+    replay_schema,
+    state_key,
+    state_props,
+    stored_lineage_versions,
+    stored_schema_versions,
+)
+
 #: dataset property holding the stamp of each lineage aspect
 LINEAGE_TS_PROP = {UPSTREAM_LINEAGE: "upstreamLineageTs", DATASET_UPSTREAM_LINEAGE: "datasetUpstreamLineageTs"}
+#: dataset property holding the times of an aspect's versions (job lineage: of its deletes)
+TIMES_PROP: dict[AspectName, str] = {
+    SCHEMA_METADATA: "schemaTimes", UPSTREAM_LINEAGE: "upstreamLineageTimes",
+    DATASET_UPSTREAM_LINEAGE: "datasetUpstreamLineageTimes", JOB_LINEAGE: "jobLineageDeletes"}
 
 
 # --- state read before planning ------------------------------------------------------------------
@@ -76,12 +102,15 @@ class DatasetState:
     schemaTs: int = -1
     lineageTs: dict[str, int] = field(default_factory=dict)
     fields: dict[str, FieldState] = field(default_factory=dict)
+    #: the times of each aspect's versions (job lineage: of its deletes)
+    times: dict[str, list[int]] = field(default_factory=dict)
 
     @classmethod
     def from_compact(cls, row: Sequence[Any]) -> DatasetState:
         """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
-        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath], ...]]`` (``read_state.cypher``)."""
-        urn, placeholder, version, ts, ul, dul, fields = row
+        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath], ...], schemaTimes,
+        upstreamLineageTimes, datasetUpstreamLineageTimes, jobLineageDeletes]`` (``read_state.cypher``)."""
+        urn, placeholder, version, ts, ul, dul, fields, *times = row
         out = cls(urn, bool(placeholder), _int(version), _int(ts),
                   {a: _int(v) for a, v in ((UPSTREAM_LINEAGE, ul), (DATASET_UPSTREAM_LINEAGE, dul)) if v is not None})
         into = out.fields
@@ -89,24 +118,72 @@ class DatasetState:
             if furn is not None:
                 into[furn] = FieldState(furn, path, ph is True, removed is True, -1 if fversion is None else fversion,
                                         -1 if fts is None else fts, ref)
+        for aspect, ts_list in zip(TIMES_PROP, times, strict=False):
+            if ts_list:
+                out.times[aspect] = sorted(int(t) for t in ts_list)
         return out
+
+    def version_times(self, aspect: AspectName) -> list[int]:
+        """The times of the aspect's stored versions (graphs written before times were kept: the newest)."""
+        times = self.times.get(aspect)
+        if times:
+            return times
+        last = self.schemaTs if aspect == SCHEMA_METADATA else self.lineageTs.get(aspect, -1)
+        return [last] if last >= 0 and (aspect != SCHEMA_METADATA or not self.placeholder) else []
+
+    def last_time(self, aspect: AspectName) -> int:
+        times = self.version_times(aspect)
+        return times[-1] if times else -1
 
 
 def _int(v: Any) -> int:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else -1
 
 
+@dataclass
+class History:
+    """What the slow path reads before planning (see :func:`history_needed`): the stored timelines of the
+    aspects a batch changes out of time order."""
+
+    #: dataset -> real field URN -> its states, the present one last
+    fields: dict[str, dict[str, list[Held]]] = field(default_factory=dict)
+    #: (dataset, lineage aspect) -> the spans of its edges
+    lineage: dict[tuple[str, str], list[Span]] = field(default_factory=dict)
+    #: dataset -> the spans of its job lineage edges
+    jobs: dict[str, list[Span]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HistoryRequest:
+    """The timelines a batch needs read: schemas of ``schemas``, lineage of ``lineage`` (dataset, aspect),
+    job lineage of ``jobs``."""
+
+    schemas: frozenset[str] = frozenset()
+    lineage: frozenset[tuple[str, str]] = frozenset()
+    jobs: frozenset[str] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.schemas or self.lineage or self.jobs)
+
+
 # --- the plan --------------------------------------------------------------------------------------
 
 #: the write statements, in the order a plan runs them (names of files in ``cypher/``)
 STEP_ORDER = (
-    "upsert_datasets", "upsert_fields", "set_field_props", "move_out_edges", "move_in_edges", "delete_fields",
-    "delete_lineage", "delete_job_lineage", "ensure_datasets", "ensure_fields", "merge_field_edges",
-    "merge_dataset_edges", "merge_job_edges", "mark_dropped",
+    "upsert_datasets",
+    # fields: archive the state a field leaves (appending), or rewrite its timeline (replaying)
+    "archive_field_states", "clear_field_states", "upsert_fields", "set_field_props", "set_listed_from",
+    "create_field_states",
+    # placeholders resolved by a schema: their edges, current and past, move to the real field
+    "move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges", "delete_fields",
+    # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
+    "close_lineage", "clear_lineage", "clear_job_lineage",
+    "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
+    "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
 #: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
-_REMOVING = ("delete_lineage", "delete_fields", "delete_job_lineage")
+_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage")
 
 
 @dataclass
@@ -274,10 +351,46 @@ class _Groups:
         return g
 
 
-def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> Plan:
-    """The graph writes for ``changes`` given the ``state`` of the datasets they touch. Pure."""
+def _schema_key(c: SchemaChange | AspectDelete, st: DatasetState) -> tuple[int, int]:
+    # a delete counts as the newest version seen, so among deletes and schemas the stamp decides
+    return (c.version, c.ts) if isinstance(c, SchemaChange) else (max(st.schemaVersion, 0), c.ts)
+
+
+def _schema_appends(group: Sequence[SchemaChange | AspectDelete], st: DatasetState) -> bool:
+    """One schema version, newer than every stored one: the fast path (no timeline to read)."""
+    return len(group) == 1 and group[0].ts >= st.last_time(SCHEMA_METADATA) \
+        and _schema_key(group[0], st) >= (st.schemaVersion, st.schemaTs)
+
+
+def _lineage_appends(group: Sequence[LineageChange | AspectDelete], st: DatasetState, aspect: LineageAspect) -> bool:
+    return len(group) == 1 and group[0].ts >= st.last_time(aspect)
+
+
+def _jobs_append(group: Sequence[JobLineageChange | AspectDelete], st: DatasetState) -> bool:
+    last_delete = st.last_time(JOB_LINEAGE)
+    return all(isinstance(c, JobLineageChange) and c.ts >= last_delete for c in group)
+
+
+def history_needed(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> HistoryRequest:
+    """The stored timelines :func:`plan_changes` needs: of the aspects the batch changes other than by appending
+    one newer version (a late event, several versions of one aspect)."""
+    g = _Groups.of(changes)
+    return HistoryRequest(
+        frozenset(u for u, grp in g.schemas.items() if u in state and not _schema_appends(grp, state[u])),
+        frozenset(k for k, grp in g.lineage.items() if k[0] in state and not _lineage_appends(grp, state[k[0]], k[1])),
+        frozenset(u for u, grp in g.jobs.items() if u in state and not _jobs_append(grp, state[u])))
+
+
+def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
+                 history: History | None = None) -> Plan:
+    """The graph writes for ``changes`` given the ``state`` of the datasets they touch and the ``history``
+    :func:`history_needed` asks for (``None``: none needed). Pure."""
+    if history is None:
+        if history_needed(changes, state):
+            raise ValueError("these changes need the stored history of what they change (history_needed)")
+        history = History()
     groups = _Groups.of(changes)
-    planner = _Planner(state)
+    planner = _Planner(state, history)
     for urn, schemas in groups.schemas.items():
         planner.schema(urn, schemas)
     planner.resolve_stored_placeholders(set(groups.schemas))
@@ -288,19 +401,12 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState]) -
     return planner.finish()
 
 
-def _newest(changes: Sequence[Change], key: Any) -> Any:
-    best = changes[0]
-    for c in changes[1:]:
-        if key(c) >= key(best):  # ties: the later one wins
-            best = c
-    return best
-
-
 class _Planner:
     """One batch's plan, built step by step against the state read before it (never mutated)."""
 
-    def __init__(self, state: Mapping[str, DatasetState]) -> None:
+    def __init__(self, state: Mapping[str, DatasetState], history: History | None = None) -> None:
         self.state = state
+        self.history = history or History()
         self.plan = Plan()
         self.rows = self.plan.rows
         self.counts = self.plan.counts
@@ -327,24 +433,55 @@ class _Planner:
     # ---- schemas ----
 
     def schema(self, urn: str, group: list[SchemaChange | AspectDelete]) -> None:
-        st = self.stored(urn)
-        versions = [st.schemaVersion, 0] + [x.version for x in group if isinstance(x, SchemaChange)]
-
-        def key(c: SchemaChange | AspectDelete) -> tuple[int, int]:
-            # a delete counts as the newest version seen, so among deletes and schemas the stamp decides
-            return (c.version, c.ts) if isinstance(c, SchemaChange) else (max(versions), c.ts)
-
-        win = _newest(group, key)
-        batch_wins = key(win) >= (st.schemaVersion, st.schemaTs)
-        self.counts["superseded"] += len(group) - (1 if batch_wins else 0)
-        fields_now = self.known.setdefault(urn, {})
-        if batch_wins:
-            current = self._schema_wins(urn, win, key(win))
+        if _schema_appends(group, self.stored(urn)):
+            self._schema_appended(urn, group[0])
         else:
-            current = {u for u, f in fields_now.items() if not f.placeholder and not f.removed}
-        self._write_fields(urn, sorted((c for c in group if isinstance(c, SchemaChange)), key=key), key, current)
-        if batch_wins:
-            self._mark_removed(fields_now, current)
+            self._schema_replayed(urn, group)
+
+    def _schema_appended(self, urn: str, c: SchemaChange | AspectDelete) -> None:
+        """The fast path: the newest version; fields whose state changes have the old one archived."""
+        key = _schema_key(c, self.stored(urn))
+        fields_now = self.known.setdefault(urn, {})
+        current = self._schema_wins(urn, c, key)
+        if isinstance(c, SchemaChange):
+            self._write_fields(urn, [c], lambda _: key, current, archive=True)
+        self._mark_removed(urn, fields_now, current, c.ts)
+        self._add_times(urn, SCHEMA_METADATA, [c.ts])
+
+    def _schema_replayed(self, urn: str, group: list[SchemaChange | AspectDelete]) -> None:
+        """The slow path: the aspect's timeline replayed with the batch's versions placed by time."""
+        st = self.stored(urn)
+        self.counts["replayed"] += 1
+        versions = stored_schema_versions(st.version_times(SCHEMA_METADATA), self.history.fields.get(urn, {}))
+        schemas = [c for c in group if isinstance(c, SchemaChange)]
+        for i, c in enumerate(group):
+            listed = {} if isinstance(c, AspectDelete) else \
+                {field_urn(urn, f.fieldPath): state_props(self._field_props(urn, c, f)) for f in c.fields}
+            adds_only = isinstance(c, SchemaChange) and _outranked(c, st, schemas)
+            versions.append(SchemaVersion(c.ts, listed, order=i, adds_only=adds_only))
+        timelines = replay_schema(versions)
+        newest = max((v for v in versions if not v.adds_only), key=lambda v: (v.ts, v.order), default=None)
+        fields_now = self.known.setdefault(urn, {})
+        current = {u for u, tl in timelines.items() if not tl[-1].removed}
+        win = group[newest.order] if newest is not None and newest.order >= 0 else None
+        if win is not None:
+            self._schema_wins(urn, win, _schema_key(win, st))
+        self.counts["superseded"] += len(group) - (win is not None)
+        self._write_fields(urn, sorted(schemas, key=lambda c: _schema_key(c, st)), lambda c: _schema_key(c, st),
+                           current, archive=False)
+        self.rows["clear_field_states"].append({"datasetUrn": urn})
+        for furn, timeline in timelines.items():
+            now = timeline[-1]
+            self.rows["set_listed_from"].append({"urn": furn, "listedFrom": timeline[0].start})
+            self.rows["set_field_props"].append({"urn": furn, "props": {
+                **dict.fromkeys(STATE_PROPS), **now.props, "removed": now.removed, "since": now.start,
+                "stateKey": state_key(now.props)}})
+            self.rows["create_field_states"].extend(
+                {"urn": furn, "props": _state_node(h)} for h in timeline[:-1] if h.end is not None and h.start < h.end)
+            fs = fields_now.get(furn)
+            if fs is not None and fs.removed != now.removed:
+                fields_now[furn] = replace(fs, removed=now.removed)
+        self._add_times(urn, SCHEMA_METADATA, [v.ts for v in versions if not v.adds_only])
 
     def _schema_wins(self, urn: str, win: SchemaChange | AspectDelete, win_key: tuple[int, int]) -> set[str]:
         """The dataset row of the winning schema; returns the current field set after the batch."""
@@ -353,14 +490,24 @@ class _Planner:
         row = self.dataset_row(urn)
         row.pop("placeholder", None)
         row.update(placeholder=False, schemaVersion=win_key[0], schemaTs=win_key[1], schemaDeleted=deleted)
-        if isinstance(win, AspectDelete):
+        if isinstance(win, AspectDelete):  # the dataset has no schema now (its fields stay, removed)
+            row.update(schemaVersion=None, schemaName=None, schemaHash=None, schemaPlatform=None,
+                       platformSchemaType=None)
             return set()
         row.update(schemaName=win.name, schemaHash=win.hash, schemaPlatform=win.platform,
                    platformSchemaType=win.platform_schema)
         return {field_urn(urn, f.fieldPath) for f in win.fields}
 
-    def _write_fields(self, urn: str, schemas: list[SchemaChange], key: Any, current: set[str]) -> None:
-        """Every schema writes the fields it lists that no newer schema wrote (oldest first)."""
+    def _field_props(self, urn: str, c: SchemaChange, f: SchemaField) -> dict[str, Any]:
+        props = field_props(urn, f)
+        terms = c.glossary_terms.get(f.fieldPath)
+        props["glossaryTerms"] = list(terms) if terms else None
+        return props
+
+    def _write_fields(self, urn: str, schemas: list[SchemaChange], key: Any, current: set[str], *,
+                      archive: bool) -> None:
+        """Every schema writes the fields it lists that no newer schema wrote (oldest first); appending, a field
+        whose state changes has its old state archived first."""
         fields_now = self.known[urn]
         written: dict[str, dict[str, Any]] = {}
         for c in schemas:
@@ -370,24 +517,32 @@ class _Planner:
                 prev = fields_now.get(furn)
                 if prev is not None and not prev.placeholder and (prev.schemaVersion, prev.schemaTs) > (version, ts):
                     continue
-                props = field_props(urn, f)
-                terms = c.glossary_terms.get(f.fieldPath)
-                props["glossaryTerms"] = list(terms) if terms else None
+                props = self._field_props(urn, c, f)
                 props.update(placeholder=False, ambiguous=False, candidates=None, refPath=None,
-                             removed=furn not in current, schemaVersion=version, schemaTs=ts)
-                written[furn] = {"datasetUrn": urn, "urn": furn, "props": props}
+                             removed=furn not in current, schemaVersion=version, schemaTs=ts,
+                             stateKey=state_key(props))
+                written[furn] = {"datasetUrn": urn, "urn": furn, "at": c.ts, "props": props}
                 fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts)
         self.rows["upsert_fields"].extend(written.values())
+        if archive:
+            self.rows["archive_field_states"].extend(
+                {"urn": r["urn"], "at": r["at"], "stateKey": r["props"]["stateKey"], "removed": r["props"]["removed"]}
+                for r in written.values())
         self.counts["fields"] += len(written)
         if written:
             self.dataset_row(urn)
 
-    def _mark_removed(self, fields_now: dict[str, FieldState], current: set[str]) -> None:
+    def _mark_removed(self, urn: str, fields_now: dict[str, FieldState], current: set[str], at: int) -> None:
         for furn, fs in list(fields_now.items()):
             if not fs.placeholder and furn not in current and not fs.removed:
                 fields_now[furn] = replace(fs, removed=True)  # never mutate the caller's state
+                self.rows["archive_field_states"].append({"urn": furn, "at": at, "stateKey": None, "removed": True})
                 self.rows["set_field_props"].append({"urn": furn, "props": {"removed": True}})
                 self.counts["fields_removed"] += 1
+
+    def _add_times(self, urn: str, aspect: AspectName, times: Iterable[int]) -> None:
+        merged = sorted({*self.stored(urn).version_times(aspect), *times})
+        self.dataset_row(urn)[TIMES_PROP[aspect]] = merged
 
     def resolve_stored_placeholders(self, urns: set[str]) -> None:
         """Placeholders already in the graph, of datasets whose schema changed: resolve them now."""
@@ -412,9 +567,9 @@ class _Planner:
             self.rows["set_field_props"].append({"urn": furn, "props": {"ambiguous": False, "candidates": None}})
 
     def plan_move(self, placeholder: str, target: str) -> None:
-        """Move a placeholder's edges to the field it resolved to, and delete it."""
-        self.rows["move_out_edges"].append({"from": placeholder, "to": target})
-        self.rows["move_in_edges"].append({"from": placeholder, "to": target})
+        """Move a placeholder's edges, present and past, to the field it resolved to, and delete it."""
+        for step in ("move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges"):
+            self.rows[step].append({"from": placeholder, "to": target})
         self.rows["delete_fields"].append({"urn": placeholder})
         self.counts["placeholders_resolved"] += 1
 
@@ -465,60 +620,119 @@ class _Planner:
     # ---- lineage aspects ----
 
     def lineage(self, urn: str, aspect: LineageAspect, group: list[LineageChange | AspectDelete]) -> None:
-        win = _newest(group, lambda c: c.ts)
-        if win.ts < self.stored(urn).lineageTs.get(aspect, -1):
-            self.counts["superseded"] += len(group)
+        st = self.stored(urn)
+        self.dataset_row(urn)
+        if _lineage_appends(group, st, aspect):
+            c = group[0]
+            facts = self._facts(c) if isinstance(c, LineageChange) else []
+            self.counts["lineage_deletes" if isinstance(c, AspectDelete) else "lineages"] += 1
+            self.rows["close_lineage"].append(
+                {"datasetUrn": urn, "source": aspect, "at": c.ts, "keep": sorted([*f.key] for f in facts)})
+            for f in facts:
+                self._merge_edge(f, c.ts, c.ts)
+            self._lineage_times(urn, aspect, [c.ts])
             return
-        self.counts["superseded"] += len(group) - 1
-        self.counts["lineage_deletes" if isinstance(win, AspectDelete) else "lineages"] += 1
-        self.dataset_row(urn)[LINEAGE_TS_PROP[aspect]] = win.ts
-        self.rows["delete_lineage"].append({"datasetUrn": urn, "source": aspect})
-        if isinstance(win, LineageChange):
-            self._lineage_edges(win)
+        self.counts["replayed"] += 1
+        versions = stored_lineage_versions(st.version_times(aspect), self.history.lineage.get((urn, aspect), []))
+        for i, c in enumerate(group):
+            versions.append(LineageVersion(c.ts, tuple(self._facts(c)) if isinstance(c, LineageChange) else (), i))
+        newest = max(versions, key=lambda v: (v.ts, v.order))
+        if newest.order >= 0:
+            self.counts["lineage_deletes" if isinstance(group[newest.order], AspectDelete) else "lineages"] += 1
+        self.counts["superseded"] += len(group) - (newest.order >= 0)
+        self.rows["clear_lineage"].append({"datasetUrn": urn, "source": aspect})
+        for span in replay_lineage(versions):
+            if span.end is None:
+                self._merge_edge(span.fact, span.start, span.last_seen)
+            else:
+                self._past_edge(span)
+        self._lineage_times(urn, aspect, [v.ts for v in versions])
 
-    def _lineage_edges(self, change: LineageChange) -> None:
+    def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
+        self._add_times(urn, aspect, times)
+        row = self.dataset_row(urn)
+        row[LINEAGE_TS_PROP[aspect]] = row[TIMES_PROP[aspect]][-1]
+
+    def _facts(self, change: LineageChange) -> list[Fact]:
+        """The edges of a lineage version, references resolved (downstream fields it names get placeholders)."""
         resolved = {ref: self.resolve(ref) for ref in change.fields}
-        source = change.aspect
-        field_edges: dict[tuple[str, str], dict[str, Any]] = {}
-        dataset_edges: dict[tuple[str, str], dict[str, Any]] = {}
-        for edges, into, target in ((change.edges, field_edges, self.resolve),
-                                    (change.dataset_edges, dataset_edges, self.dataset_target)):
+        facts: dict[tuple[str, str, bool], Fact] = {}
+        for edges, target, to_dataset in ((change.edges, self.resolve, False),
+                                          (change.dataset_edges, self.dataset_target, True)):
             for e in edges:
                 down = resolved.get(e.downstream) or resolved.setdefault(e.downstream, self.resolve(e.downstream))
                 up = target(e.upstream)
-                props = {**e.props.to_props(), "source": source, "lastSeen": change.ts}
-                into[(down, up)] = {"down": down, "up": up, "source": source, "props": props}
-        self.rows["merge_field_edges"].extend(field_edges.values())
-        self.rows["merge_dataset_edges"].extend(dataset_edges.values())
-        self.counts["edges"] += len(field_edges) + len(dataset_edges)
+                facts[(down, up, to_dataset)] = Fact(down, up, {**e.props.to_props(), "source": change.aspect},
+                                                     to_dataset)
+        return list(facts.values())
+
+    def _merge_edge(self, f: Fact, valid_from: int, last_seen: int) -> None:
+        """An edge that holds now (kept if it already does: its ``validFrom`` stays)."""
+        self.rows["merge_dataset_edges" if f.dataset else "merge_field_edges"].append(
+            {"down": f.down, "up": f.up, "source": f.props["source"], "fact": f.fact, "validFrom": valid_from,
+             "props": {**f.props, "fact": f.fact, "lastSeen": last_seen}})
+        self.counts["edges"] += 1
+
+    def _past_edge(self, span: Span) -> None:
+        f = span.fact
+        props = {**f.props, "validFrom": span.start, "validTo": span.end, "firstSeen": span.first_seen,
+                 "lastSeen": span.last_seen}
+        if not f.additive:
+            props["fact"] = f.fact
+        self.rows["create_past_dataset_edges" if f.dataset else "create_past_field_edges"].append(
+            {"down": f.down, "up": f.up, "props": props})
+        self.counts["past_edges"] += 1
 
     # ---- job lineage ----
 
     def job_lineage(self, urn: str, group: list[JobLineageChange | AspectDelete]) -> None:
-        """Additive edges per (down, up, job) with first/last seen; declared and dropped fields."""
-        if any(isinstance(c, AspectDelete) for c in group):
-            self.rows["delete_job_lineage"].append({"datasetUrn": urn})
-            self.counts["lineage_deletes"] += 1
-        for c in sorted((c for c in group if isinstance(c, JobLineageChange)), key=lambda c: c.ts):
-            self.counts["job_lineages"] += 1
-            self.dataset_row(urn)
-            for ref in c.fields:
-                self.resolve(ref, declared=True)
-            for e in c.edges:
-                self._job_edge(self.resolve(e.downstream, declared=True), self.resolve(e.upstream), c, e.props)
+        """Additive edges per (down, up, job) with first/last seen, closed by deletes; declared and dropped
+        fields."""
+        runs = sorted((c for c in group if isinstance(c, JobLineageChange)), key=lambda c: c.ts)
+        facts = [(c, self._job_facts(c)) for c in runs]
+        self.counts["job_lineages"] += len(runs)
+        if _jobs_append(group, self.stored(urn)):
+            for c, fs in facts:
+                for f in fs:
+                    self._job_edge(f, c.ts)
+        else:
+            self.counts["replayed"] += 1
+            deletes = [c.ts for c in group if isinstance(c, AspectDelete)]
+            self.counts["lineage_deletes"] += len(deletes)
+            stored = self.history.jobs.get(urn, [])
+            history = [Run(t, (s.fact,)) for s in stored for t in {s.first_seen, s.last_seen}]
+            self.rows["clear_job_lineage"].append({"datasetUrn": urn})
+            times = sorted({*self.stored(urn).version_times(JOB_LINEAGE), *deletes})
+            for span in replay_jobs(history + [Run(c.ts, tuple(fs)) for c, fs in facts], times):
+                if span.end is None:
+                    self._job_edge(span.fact, span.last_seen, span.first_seen)
+                else:
+                    self._past_edge(span)
+            if deletes:
+                self._add_times(urn, JOB_LINEAGE, deletes)
+        self.dataset_row(urn)
+        for c in runs:
             for ref, entry in c.dropped:
                 self.dropped[(self.resolve(ref), entry)] = None
 
-    def _job_edge(self, down: str, up: str, c: JobLineageChange, props: Any) -> None:
-        prev = self.job_edges.get((down, up, c.job))
+    def _job_facts(self, c: JobLineageChange) -> list[Fact]:
+        for ref in c.fields:
+            self.resolve(ref, declared=True)
+        return [Fact(self.resolve(e.downstream, declared=True), self.resolve(e.upstream),
+                     {**e.props.to_props(), "source": c.job}, additive=True) for e in c.edges]
+
+    def _job_edge(self, f: Fact, ts: int, first: int | None = None) -> None:
+        key = (f.down, f.up, f.props["source"])
+        props = {k: v for k, v in f.props.items() if k != "source"}
+        prev = self.job_edges.get(key)
         if prev is None:
-            self.job_edges[(down, up, c.job)] = {"down": down, "up": up, "source": c.job, "firstSeen": c.ts,
-                                                 "lastSeen": c.ts, "props": props.to_props()}
+            self.job_edges[key] = {"down": f.down, "up": f.up, "source": f.props["source"],
+                                   "firstSeen": ts if first is None else first, "lastSeen": ts, "props": props}
             return
-        prev["firstSeen"] = min(prev["firstSeen"], c.ts)
-        if c.ts >= prev["lastSeen"]:
-            prev["lastSeen"] = c.ts
-            prev["props"] = props.to_props()
+        prev["firstSeen"] = min(prev["firstSeen"], ts if first is None else first)
+        if ts >= prev["lastSeen"]:
+            prev["lastSeen"] = ts
+            prev["props"] = props
 
     # ---- the end ----
 
@@ -550,6 +764,18 @@ def plan_placeholder_resolution(state: Mapping[str, DatasetState]) -> Plan:
             if kind in ("unique", "exact") and field_urn(urn, paths[0]) != furn:
                 planner.plan_move(furn, field_urn(urn, paths[0]))
     return planner.plan
+
+
+def _outranked(c: SchemaChange, st: DatasetState, schemas: Sequence[SchemaChange]) -> bool:
+    """A schema with a lower version number than one before it in time: it only adds fields never seen."""
+    if st.schemaVersion > c.version and 0 <= st.schemaTs <= c.ts:
+        return True
+    return any(o.version > c.version and o.ts <= c.ts for o in schemas)
+
+
+def _state_node(h: Held) -> dict[str, Any]:
+    """The properties of a ``FieldState`` node: a field's state over ``[validFrom, validTo)``."""
+    return {**h.props, "validFrom": h.start, "validTo": h.end, "removed": h.removed, "stateKey": state_key(h.props)}
 
 
 def _simple_ref(path: str) -> str:

@@ -1,7 +1,8 @@
 """The one write path: typed changes -> a plan -> the graph. File replay, the Kafka worker, the HTTP
 service and the Spark job all write through :class:`Writer`; none of them names a statement.
 
-A batch is: read the state of the datasets it touches, plan (pure, :mod:`fieldgraph.graph.plan`),
+A batch is: read the state of the datasets it touches (and, for the aspects it changes out of time order,
+their stored timelines: :mod:`fieldgraph.graph.history`), plan (pure, :mod:`fieldgraph.graph.plan`),
 apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). The modes differ
 only where several writers share the graph:
 
@@ -25,13 +26,23 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, SchemaChange
 from fieldgraph.errors import GraphUnavailable
 
 from . import cypher as cy
-from .plan import DatasetState, Plan, datasets_to_read, plan_changes, plan_placeholder_resolution
+from .history import TIME_PROPS, Fact, Held, Span, state_props
+from .plan import (
+    DatasetState,
+    History,
+    HistoryRequest,
+    Plan,
+    datasets_to_read,
+    history_needed,
+    plan_changes,
+    plan_placeholder_resolution,
+)
 from .store import GraphStore
 
 log = logging.getLogger("fieldgraph.graph")
@@ -73,9 +84,28 @@ class Writer:
                 out[st.urn] = st
         return out
 
+    def read_history(self, need: HistoryRequest) -> History:
+        """The stored timelines of the aspects ``need`` names (see :class:`fieldgraph.graph.plan.History`)."""
+        out = History()
+        for batch in chunks(sorted(need.schemas), READ_CHUNK):
+            for r in self.store.run_named("read_schema_history", {"urns": batch}):
+                out.fields.setdefault(r["dataset"], {})[r["urn"]] = _field_timeline(r)
+        for pairs in chunks(sorted(need.lineage), READ_CHUNK):
+            rows = [{"datasetUrn": d, "source": a} for d, a in pairs]
+            for r in self.store.run_named("read_lineage_history", {"rows": rows}):
+                fact = Fact(r["down"], r["up"], _fact_props(r["props"]), dataset=bool(r["toDataset"]))
+                out.lineage.setdefault((r["dataset"], r["source"]), []).append(_span(fact, r["props"]))
+        for batch in chunks(sorted(need.jobs), READ_CHUNK):
+            for r in self.store.run_named("read_job_history", {"urns": batch}):
+                fact = Fact(r["down"], r["up"], _fact_props(r["props"]), additive=True)
+                out.jobs.setdefault(r["dataset"], []).append(_span(fact, r["props"]))
+        return out
+
     def plan(self, changes: Sequence[Change]) -> Plan:
-        """Read the state the batch needs and plan it (no writes)."""
-        return plan_changes(changes, self.read_state(datasets_to_read(changes)))
+        """Read the state (and the history) the batch needs and plan it (no writes)."""
+        state = self.read_state(datasets_to_read(changes))
+        need = history_needed(changes, state)
+        return plan_changes(changes, state, self.read_history(need) if need else None)
 
     def write(self, changes: Sequence[Change]) -> Plan:
         """Plan and apply one batch (see the module for what each mode adds)."""
@@ -136,6 +166,22 @@ class Writer:
         if fix.steps():
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+
+
+def _field_timeline(row: dict[str, Any]) -> list[Held]:
+    past = [Held(int(p["validFrom"]), int(p["validTo"]), bool(p.get("removed")), state_props(p))
+            for p in row["past"] or [] if p]
+    return sorted(past, key=lambda h: h.start) + [Held(int(row["since"]), None, bool(row["removed"]), state_props(row))]
+
+
+def _fact_props(props: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in props.items() if k not in TIME_PROPS}
+
+
+def _span(fact: Fact, props: dict[str, Any]) -> Span:
+    first = props.get("firstSeen", props.get("validFrom", 0))
+    start = props.get("validFrom", first)
+    return Span(fact, int(start), props.get("validTo"), int(first), int(props.get("lastSeen", first)))
 
 
 @contextmanager

@@ -14,23 +14,21 @@ The job, with the planner of :mod:`fieldgraph.graph.plan` (the code the worker a
 run) doing every decision:
 
 1. decode every event in the executors (:func:`fieldgraph.ingest.sources.decode_event`); bad records
-   become rejects with their reason; reduce per (dataset, aspect) to what can still matter: for a
-   lineage aspect the newest change (``ts``, ties: the later arrival), for a schema the newest change
-   plus every older one that is the newest to list some field (older schemas add removed fields),
-   and the newest DELETE;
-2. write the schemas (datasets, fields, HasField) from the executors, partitioned by dataset;
+   become rejects with their reason; group per (dataset, aspect), every version kept in arrival order
+   (each holds over its own interval of time: :mod:`fieldgraph.graph.history`);
+2. write the schemas (datasets, fields, HasField, past field states) from the executors, partitioned by
+   dataset: each dataset's versions in one batch, whose planner replays its timeline;
 3. plan the lineage in the executors against the graph's state (which now holds every schema, so
-   references resolve as they would once all schemas had arrived) and write the edges,
+   references resolve as they would once all schemas had arrived) and write the edges, present and past,
    partitioned by downstream dataset; placeholder cleanup runs once at the end, on the driver.
 
 Every write is an idempotent ``MERGE``/``SET`` batch (``UNWIND``); running the job again, or streaming
-the same history afterwards, leaves the graph unchanged. ``docs/backfill.md`` says where a batch job
-cannot reproduce what streaming does (two arrival-order effects of streaming itself).
+the same history afterwards, leaves the graph unchanged. README ("Backfill") says where a batch job
+cannot reproduce what streaming does (arrival-order effects of streaming itself).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -46,7 +44,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fieldgraph.changes import (
-    JOB_LINEAGE,
     SCHEMA_METADATA,
     AspectDelete,
     Change,
@@ -57,7 +54,6 @@ from fieldgraph.changes import (
 )
 from fieldgraph.errors import FieldgraphError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
-from fieldgraph.graph.plan import parse_field_ref
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
@@ -204,21 +200,9 @@ def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str
 
 # --- stage 1: decode and reduce to what can still matter (pure; executors) --------------------------------
 
-# Values of the reduce are (kind, payload): (SCHEMAS, [(ordinal, change)...]) the schema changes of one
-# dataset, (LINEAGE, [LineageItem...]) the changes of one lineage aspect since its newest DELETE,
+# Values of the reduce are (kind, payload): (CHANGES, [(ordinal, change)...]) the changes of one (dataset, aspect),
 # (REJECT, json) a reject, (COUNT, n) a count. An ordinal (file rank, file, record, index) keeps arrival order.
-SCHEMAS, LINEAGE, REJECT, COUNT = "schemas", "lineage", "reject", "count"
-
-
-class LineageItem(NamedTuple):
-    """A lineage change as it travels: ordering and de-duplication need only the first four fields, and
-    only the changes written are unpickled."""
-
-    ordinal: Any
-    ts: int
-    delete: bool
-    digest: bytes | None  # of its edges (None: a delete)
-    change: bytes  # pickled
+CHANGES, REJECT, COUNT = "changes", "reject", "count"
 
 
 class Reduced(NamedTuple):
@@ -227,6 +211,8 @@ class Reduced(NamedTuple):
     kind: str
     kept: int
     payload: Any
+
+
 _COUNT = "\x00count"
 _REJECT = "\x00reject"
 
@@ -268,155 +254,47 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                 kept += 1
                 for x in _expand(c):
                     counts["changes"] += 1
-                    o = (rank, local, raw.line, i)
-                    if x.aspect == SCHEMA_METADATA:
-                        yield (x.dataset, SCHEMA_METADATA), (SCHEMAS, [(o, x)])
-                    else:
-                        yield (x.dataset, x.aspect), (LINEAGE, [lineage_item(o, x)])
+                    yield (x.dataset, x.aspect), (CHANGES, [((rank, local, raw.line, i), x)])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
         yield (_COUNT, k), (COUNT, n)
 
 
-def _schema_key(c: Change) -> tuple[int, int]:
-    return (c.version if isinstance(c, SchemaChange) else -1, c.ts)
-
-
-def prune_schemas(items: list[tuple[Any, Change]]) -> list[tuple[Any, Change]]:
-    """The schema changes of one dataset that can still change the graph, in arrival order.
-
-    Kept: the newest non-delete (by ``(version, ts)``, ties: the later arrival), for every field path the
-    newest change listing it (older schemas add fields as removed), and the newest DELETE (a delete's
-    version is the highest seen, so among deletes ``ts`` decides). Everything else is superseded.
-    """
-    if len(items) == 1:
-        return items
-    keep: dict[Any, Change] = {}
-    newest_del: tuple[Any, Change] | None = None
-    newest: tuple[Any, Change] | None = None
-    best: dict[str, tuple[tuple[int, int], Any, Change]] = {}
-    for o, c in items:
-        if not isinstance(c, SchemaChange):
-            if newest_del is None or (c.ts, o) >= (newest_del[1].ts, newest_del[0]):
-                newest_del = (o, c)
-            continue
-        k = _schema_key(c)
-        if newest is None or (k, o) >= (_schema_key(newest[1]), newest[0]):
-            newest = (o, c)
-        for f in c.fields:
-            b = best.get(f.fieldPath)
-            if b is None or (k, o) >= (b[0], b[1]):
-                best[f.fieldPath] = (k, o, c)
-    for _, o, c in best.values():
-        keep[o] = c
-    for pair in (newest, newest_del):
-        if pair is not None:
-            keep[pair[0]] = pair[1]
-    return sorted(keep.items(), key=lambda oc: oc[0])
-
-
 def merge_values(a: tuple[str, Any], b: tuple[str, Any]) -> tuple[str, Any]:
     """Combine two values of one key (associative and commutative, as ``reduceByKey`` needs)."""
-    kind = a[0]
-    if kind == COUNT:
+    if a[0] == COUNT:
         return (COUNT, a[1] + b[1])
-    if kind == LINEAGE:
-        return (LINEAGE, since_last_delete(a[1] + b[1]))
-    if kind == SCHEMAS:
-        return (SCHEMAS, prune_schemas(a[1] + b[1]))
+    if a[0] == CHANGES:
+        return (CHANGES, in_arrival_order(a[1] + b[1]))
     return a  # rejects have unique keys
 
 
+def in_arrival_order(items: list[tuple[Any, Change]]) -> list[tuple[Any, Change]]:
+    """A (dataset, aspect)'s changes by ordinal; an event read twice (the same ordinal) counts once."""
+    return sorted(dict(items).items(), key=lambda oc: oc[0])
+
+
 def _combine(v: tuple[str, Any]) -> list[Any]:
-    return [v[0], list(v[1]) if v[0] in (SCHEMAS, LINEAGE) else v[1]]
+    return [v[0], list(v[1]) if v[0] == CHANGES else v[1]]
 
 
 def _add(acc: list[Any], v: tuple[str, Any]) -> list[Any]:
-    """Add one value to a combiner in place: O(1) for lineage (appended; ordered after the shuffle), schemas
-    re-pruned past 32 entries (pruned, a few versions remain)."""
-    kind = acc[0]
-    if kind == COUNT:
+    """Add one value to a combiner in place (O(1); ordered at the end)."""
+    if acc[0] == COUNT:
         acc[1] += v[1]
-    elif kind == LINEAGE:
+    elif acc[0] == CHANGES:
         acc[1].extend(v[1])
-    elif kind == SCHEMAS:
-        acc[1].extend(v[1])
-        if len(acc[1]) > 32:
-            acc[1] = prune_schemas(acc[1])
     return acc
 
 
-def _finish(acc: list[Any]) -> tuple[str, int, Any]:
-    """(tag, changes kept, payload): schema and lineage changes pickled once here, so the passes over the
-    persisted result that only count or filter do not unpickle them (pydantic models unpickle slowly)."""
-    if acc[0] == SCHEMAS:
-        schemas = prune_schemas(acc[1])
-        return Reduced(SCHEMAS, len(schemas), pickle.dumps(schemas, pickle.HIGHEST_PROTOCOL))
-    if acc[0] == LINEAGE:
-        items = since_last_delete(acc[1])
-        return Reduced(LINEAGE, len(items), pickle.dumps(items, pickle.HIGHEST_PROTOCOL))
+def _finish(acc: list[Any]) -> Reduced:
+    """(tag, changes kept, payload): changes pickled once here, so the passes over the persisted result that only
+    count or filter do not unpickle them."""
+    if acc[0] == CHANGES:
+        changes = [c for _, c in in_arrival_order(acc[1])]
+        return Reduced(CHANGES, len(changes), pickle.dumps(changes, pickle.HIGHEST_PROTOCOL))
     return Reduced(acc[0], 0, acc[1])
-
-
-def lineage_item(o: Any, c: Change) -> LineageItem:
-    delete = isinstance(c, AspectDelete)
-    digest = None
-    if not delete:
-        digest = hashlib.blake2b(repr(sorted(_edge_keys(c), key=repr)).encode(), digest_size=16).digest()
-    return LineageItem(o, c.ts, delete, digest, pickle.dumps(c, pickle.HIGHEST_PROTOCOL))
-
-
-def since_last_delete(items: list[LineageItem]) -> list[LineageItem]:
-    """A lineage aspect's items (:func:`lineage_item`) from its newest DELETE on, by stamp (ties: arrival)."""
-    items = sorted(items, key=lambda it: (it.ts, it.ordinal))
-    for i in range(len(items) - 1, 0, -1):
-        if items[i].delete:
-            return items[i:]
-    return items
-
-
-def _edge_keys(c: Change) -> frozenset[tuple[Any, ...]]:
-    """The (downstream, kind, upstream) references of a DataHub lineage aspect, canonical but unresolved."""
-    def f(ref: str) -> Any:
-        try:
-            return parse_field_ref(ref) if ref.startswith(("urn:li:datasetField:", "urn:li:schemaField:")) else ref
-        except FieldgraphError:
-            return ref
-    if not isinstance(c, LineageChange):
-        return frozenset()
-    out: set[tuple[Any, ...]] = {(f(e.downstream), "field", f(e.upstream)) for e in c.edges}
-    out.update((f(e.downstream), "dataset", e.upstream) for e in c.dataset_edges)
-    out.update((f(d), None, None) for d in c.fields)
-    return frozenset(out)
-
-
-def lineage_steps(aspect: str, items: list[LineageItem]) -> list[list[Change]]:
-    """The changes of one lineage aspect as steps to apply in order, one plan per step: what streaming them in
-    stamp order, one at a time, writes (edge ``firstSeen`` is the first version of an unbroken run).
-
-    DataHub lineage: each version since the newest DELETE, less versions with the same edges as the one
-    before unless newest (nothing of them survives). Job lineage (additive): the runs
-    between deletes, one step each.
-    """
-    items = since_last_delete(items)
-    steps: list[list[Change]] = []
-    if aspect == JOB_LINEAGE:
-        for it in items:
-            c = pickle.loads(it.change)
-            if isinstance(c, AspectDelete) or not steps or isinstance(steps[-1][0], AspectDelete):
-                steps.append([c])
-            else:
-                steps[-1].append(c)
-        return steps
-    prev: Any = None
-    for i, it in enumerate(items):
-        digest = it.digest
-        if steps and digest is not None and digest == prev and i < len(items) - 1:
-            continue  # same edges as the version before, and not the newest: nothing of it survives
-        steps.append([pickle.loads(it.change)])  # the first of a run (its stamp is the edges' firstSeen), or the newest
-        prev = digest
-    return steps
 
 
 # --- stages 2 and 3: plan and write in the executors ------------------------------------------------------
@@ -449,35 +327,14 @@ def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str]) -> N
     counts["placeholderMoves"] += len(plan.rows["delete_fields"])
 
 
-def write_schemas(groups: Iterable[tuple[str, list[tuple[Any, Change]]]], config: GraphConfig,
+def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfig,
                   batch_size: int) -> Iterator[dict[str, int]]:
-    """Stage 2 (one task): the schema changes of its datasets, planned against the graph's state and written.
-
-    Non-deletes first, then the newest DELETE on top: the order a replay in stamp order applies them, so the
-    dataset keeps the schema name and hash of the last schema before a delete, as streaming leaves it.
-    """
+    """Stages 2 and 3 (one task): the changes of its datasets' aspects, in arrival order, a chunk of datasets
+    per plan (the planner places each version in time)."""
     counts: Counter[str] = Counter()
     with _backfill_writer(config, batch_size) as writer:
         for chunk in chunks(groups, DATASETS_PER_CHUNK):
-            changes = [c for _, items in chunk for _, c in items]
-            for part in ([c for c in changes if isinstance(c, SchemaChange)],
-                         [c for c in changes if not isinstance(c, SchemaChange)]):
-                if part:
-                    _write(writer, part, counts)
-            counts["datasets"] += len(chunk)
-    yield dict(counts)
-
-
-def write_lineage(items: Iterable[tuple[str, list[list[Change]]]], config: GraphConfig,
-                  batch_size: int) -> Iterator[dict[str, int]]:
-    """Stage 3 (one task, its downstream datasets): each lineage aspect's steps, planned and written in order.
-    Round r plans the r-th step of every aspect of a chunk together (aspects are independent)."""
-    counts: Counter[str] = Counter()
-    with _backfill_writer(config, batch_size) as writer:
-        for chunk in chunks(items, DATASETS_PER_CHUNK):
-            rounds = max(len(steps) for _, steps in chunk)
-            for r in range(rounds):
-                _write(writer, [c for _, steps in chunk if r < len(steps) for c in steps[r]], counts)
+            _write(writer, [c for _, changes in chunk for c in changes], counts)
             counts["aspects"] += len(chunk)
     yield dict(counts)
 
@@ -524,7 +381,7 @@ class BackfillReport:
         return {
             "files": self.files, "events": c["events"], "rejected": c["rejected"], "ignored": c["ignored"],
             "eventsOutOfWindow": c["eventsOutOfWindow"], "aspectChanges": c["aspectChanges"],
-            "kept": c["kept"], "superseded": c["changes"] - c["kept"],
+            "kept": c["kept"], "superseded": w["superseded"], "pastEdges": w["past_edges"],
             "schemas": s["schemas"], "schemaDeletes": s["schema_deletes"], "lineages": lin["lineages"],
             "lineageDeletes": lin["lineage_deletes"], "fieldsWritten": s["fields"],
             "fieldsRemoved": s["fields_removed"],
@@ -628,18 +485,19 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 report.rejects_path = opts.rejects
 
             prog.set_phase("2/3 writing schemas (datasets, fields)")
-            schemas = reduced.filter(lambda kv: kv[1].kind == SCHEMAS) \
+            changes = reduced.filter(lambda kv: kv[1].kind == CHANGES)
+            schemas = changes.filter(lambda kv: kv[0][1] == SCHEMA_METADATA) \
                 .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
-            for c in schemas.mapPartitions(lambda it: write_schemas(it, target, batch)).collect():
+            for c in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
                 report.schema_counts.update(c)
             if report.schema_counts["placeholderMoves"]:
                 g.writer().cleanup_placeholders()
 
             prog.set_phase("3/3 resolving and writing lineage")
-            lineage = reduced.filter(lambda kv: kv[1].kind == LINEAGE) \
-                .map(lambda kv: (kv[0][0], (kv[0][1], kv[1].payload))).partitionBy(parts) \
-                .mapValues(lambda v: lineage_steps(v[0], pickle.loads(v[1])))
-            for c in lineage.mapPartitions(lambda it: write_lineage(it, target, batch)).collect():
+            lineage = changes.filter(lambda kv: kv[0][1] != SCHEMA_METADATA) \
+                .map(lambda kv: (kv[0][0], kv[1].payload)).partitionBy(parts) \
+                .mapValues(pickle.loads)
+            for c in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
                 report.lineage_counts.update(c)
             prog.set_phase("cleaning up placeholders")
             g.writer().cleanup_placeholders()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fieldgraph.graph.plan import DatasetState, FieldState, field_urn, plan_changes, resolve_reference
+from fieldgraph.graph.plan import DatasetState, FieldState, History, field_urn, plan_changes, resolve_reference
 from fieldgraph.ingest.sources import decode_event
 
 from .conftest import ds, lineage_event, mcp, schema_event, sf
@@ -56,22 +56,38 @@ def test_schema_rows_and_removed_fields() -> None:
 def test_older_schema_only_adds_history() -> None:
     state = {A: DatasetState(A, False, 2, 10, fields={f.urn: f for f in fields("x")})}
     state[A].fields[field_urn(A, "x")].schemaVersion = 2
-    plan = plan_changes(changes(schema_event(A, ["x", "old"], ts=99, version=1)), state)
+    plan = plan_changes(changes(schema_event(A, ["x", "old"], ts=99, version=1)), state, History())
     assert plan.counts["superseded"] == 1
     (row,) = plan.rows["upsert_fields"]  # x is not overwritten; `old` is added, as removed
     assert row["props"]["fieldPath"] == "old" and row["props"]["removed"] is True
     assert not plan.rows["upsert_datasets"][0]["props"].get("schemaVersion")
 
 
-def test_stale_lineage_is_dropped_and_newest_in_batch_wins() -> None:
+def test_late_lineage_goes_into_the_past_and_newest_in_batch_wins() -> None:
     state = {A: DatasetState(A, False, lineageTs={"upstreamLineage": 50})}
     old = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=40)
-    assert plan_changes(changes(old), state).steps() == []
+    plan = plan_changes(changes(old), state, History())
+    # stored: no edges from 50 on; the late version holds over [40, 50) and is not the present
+    assert plan.rows["merge_field_edges"] == []
+    (past,) = plan.rows["create_past_field_edges"]
+    assert (past["props"]["validFrom"], past["props"]["validTo"]) == (40, 50)
+    assert plan.rows["upsert_datasets"][0]["props"]["upstreamLineageTimes"] == [40, 50]
     new1 = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=60)
     new2 = lineage_event(A, [(sf(A, "y"), [sf(B, "w")])], ts=70)
-    plan = plan_changes(changes(new2, new1), state)
+    plan = plan_changes(changes(new2, new1), state, History())
     assert [r["up"] for r in plan.rows["merge_field_edges"]] == [field_urn(B, "w")]
-    assert plan.rows["delete_lineage"] == [{"datasetUrn": A, "source": "upstreamLineage"}]
+    assert [(r["up"], r["props"]["validFrom"], r["props"]["validTo"]) for r in plan.rows["create_past_field_edges"]] \
+        == [(field_urn(B, "x"), 60, 70)]
+    assert plan.rows["clear_lineage"] == [{"datasetUrn": A, "source": "upstreamLineage"}]
+
+
+def test_a_newer_version_closes_what_it_drops_without_reading_history() -> None:
+    state = {A: DatasetState(A, False, lineageTs={"upstreamLineage": 50})}
+    plan = plan_changes(changes(lineage_event(A, [(sf(A, "y"), [sf(B, "w")])], ts=70)), state)
+    (close,) = plan.rows["close_lineage"]
+    (merge,) = plan.rows["merge_field_edges"]
+    assert close["at"] == 70 and close["keep"] == [[merge["down"], merge["up"], merge["fact"]]]
+    assert merge["validFrom"] == 70
 
 
 def test_unknown_references_become_placeholders() -> None:
@@ -95,9 +111,11 @@ def test_existing_placeholder_resolved_by_new_schema() -> None:
 def test_dataset_delete_expands_to_every_aspect() -> None:
     ev = {"entityType": "dataset", "entityUrn": A, "changeType": "DELETE", "systemMetadata": {"lastObserved": 9}}
     state = {A: DatasetState(A, False, 0, 1, fields={f.urn: f for f in fields("x")})}
-    plan = plan_changes(changes(ev), state)
+    plan = plan_changes(changes(ev), state, History())
     assert plan.rows["set_field_props"] == [{"urn": field_urn(A, "x"), "props": {"removed": True}}]
-    assert {r["source"] for r in plan.rows["delete_lineage"]} == {"upstreamLineage", "datasetUpstreamLineage"}
+    assert plan.rows["archive_field_states"] == [{"urn": field_urn(A, "x"), "at": 9, "stateKey": None, "removed": True}]
+    assert {r["source"] for r in plan.rows["close_lineage"]} == {"upstreamLineage", "datasetUpstreamLineage"}
+    assert plan.rows["clear_job_lineage"] == [{"datasetUrn": A}]
 
 
 def test_planning_is_pure_and_deterministic() -> None:

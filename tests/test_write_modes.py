@@ -25,7 +25,10 @@ def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
     assert placeholders(graph) == [field_urn(B, "x")]  # B has no schema: the reference waits as a placeholder
     plan = writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
     assert plan.rows["cleanup_placeholder_fields"]
-    assert placeholders(graph) == [] and graph.stats()["datasets"] == 1
+    assert placeholders(graph) == [] and graph.stats()["placeholderDatasets"] == 0
+    # the placeholder only the closed edge refers to stays, for lineage as of the time it held
+    assert graph.stats()["pastDataDerivedFromEdges"] == 1 and graph.stats()["datasets"] == 2
+    writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
 
 
 def test_backfill_mode_leaves_the_cleanup_to_the_end(graph) -> None:
@@ -34,9 +37,11 @@ def test_backfill_mode_leaves_the_cleanup_to_the_end(graph) -> None:
     writer = graph.writer(WriteMode.BACKFILL)
     writer.write(changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2)))
     writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
-    assert placeholders(graph) == [field_urn(B, "x")]  # orphaned, but kept
+    assert placeholders(graph) == []  # orphaned now: only a past edge refers to it
+    (ph,) = graph.query("MATCH (f:DatasetField {placeholder: true}) RETURN f.urn AS urn")
+    assert ph["urn"] == field_urn(B, "x")
     writer.cleanup_placeholders()
-    assert placeholders(graph) == [] and graph.stats()["datasets"] == 1
+    assert graph.query("MATCH (f:DatasetField {placeholder: true}) RETURN f.urn AS urn") == [ph]  # history kept
 
 
 def test_concurrent_mode_keeps_a_field_another_writer_created_meanwhile(graph) -> None:
