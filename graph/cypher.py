@@ -7,6 +7,10 @@ from functools import cache
 from importlib import resources
 
 _DEPTH = re.compile(r"\*1\.\.10\b")
+_PROPERTY = re.compile(r"\b[A-Za-z_]\w*\.([A-Za-z_]\w*)")
+_MAP = re.compile(r"\{([^{}]*)\}")
+_KEY = re.compile(r"([A-Za-z_]\w*)\s*:")
+_NAME = re.compile(r":([A-Z]\w*)")
 
 
 @cache
@@ -27,10 +31,28 @@ def with_depth(cypher: str, depth: int | None) -> str:
     return _DEPTH.sub(f"*1..{depth}" if depth else "*1..", cypher)
 
 
+@cache
+def vocabulary() -> tuple[frozenset[str], frozenset[str]]:
+    """(labels and relationship types, property keys) the shipped statements name (FalkorDB registers them
+    up front: :meth:`fieldgraph.graph.store.FalkorDBStore.ensure_schema`)."""
+    found: set[str] = set()
+    keys: set[str] = set()
+    for name in names():
+        for stmt in statements(name):
+            found.update(_NAME.findall(stmt))
+            keys.update(_PROPERTY.findall(stmt))
+            for body in _MAP.findall(stmt):
+                keys.update(_KEY.findall(body))
+    return frozenset(found), frozenset(keys)
+
+
 def names() -> list[str]:
     return sorted(p.name[:-len(".cypher")] for p in resources.files("fieldgraph.cypher").iterdir()
                   if p.name.endswith(".cypher"))
 
+
+#: the node labels of the graph model (the other names in ``:Name`` are relationship types)
+NODE_LABELS = frozenset({"Dataset", "DatasetField", "FieldState"})
 
 #: statements only the FalkorDB stores send
 FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb")

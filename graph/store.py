@@ -177,6 +177,32 @@ class FalkorStore(GraphStore):
                 except Exception as exc:
                     if "already exists" not in str(exc):
                         raise GraphError(f"cannot create the unique constraint on {label}.urn: {exc}") from None
+        self._register_vocabulary()
+
+    def _register_vocabulary(self) -> None:
+        """Register every label, relationship type and property key the statements name, with one logged write.
+
+        FalkorDB adds a name a write statement mentions to the graph's schema when it plans the statement,
+        but logs it (as an effect, in the append-only file) only with a write that uses it: a statement that
+        writes nothing (an archive with nothing to archive) leaves the name unlogged, later effects refer to
+        it by number, and replaying the file after a crash crashes the server (FalkorDB issues #2235, #2457).
+        With every name registered first, no later statement adds one."""
+        names, keys = cy.vocabulary()
+        known = {r["label"] for r in self.run("CALL db.labels() YIELD label RETURN label")}
+        known |= {r["t"] for r in self.run("CALL db.relationshipTypes() YIELD relationshipType RETURN "
+                                           "relationshipType AS t")}
+        have = {r["k"] for r in self.run("CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k")}
+        labels = sorted(n for n in names - known if n in cy.NODE_LABELS)
+        types = sorted(n for n in names - known if n not in cy.NODE_LABELS)
+        missing = sorted(keys - have)
+        if not (labels or types or missing):
+            return
+        nodes = [f"(n{i}:{label})" for i, label in enumerate(labels)] + ["(a)", "(b)"]
+        rels = [f"(a)-[r{i}:{t}]->(b)" for i, t in enumerate(types)]
+        sets = [f"a.{k} = 0" for k in missing]
+        stmt = "CREATE " + ", ".join(nodes + rels) + (" SET " + ", ".join(sets) if sets else "") + \
+            " WITH * DETACH DELETE " + ", ".join([f"n{i}" for i in range(len(labels))] + ["a", "b"])
+        self.run(stmt, write=True)
 
     def _indices(self) -> list[dict[str, Any]]:
         rows = self.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
