@@ -1,4 +1,10 @@
-"""The lineage graph: write aspect changes, answer lineage questions. Backend-neutral."""
+"""The lineage graph: write aspect changes, answer lineage questions, now or as of any instant. Backend-neutral.
+
+Every question takes ``as_of`` (ms since the epoch; None: now). As of an instant, a walk follows the edges that
+held then (present ``DataDerivedFrom`` and past ``PreviouslyDerivedFrom`` edges whose interval holds it) and
+reports each field as it was then (listed, removed, or a reference no schema listed yet: a placeholder);
+tags and terms are the schema's at that instant (hand-set tags have no history: as they are now).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,8 @@ from fieldgraph.normalizers.urns import DatasetUrn
 
 from . import cypher as cy
 from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
-from .plan import DatasetState, Plan, field_urn, resolve_reference
+from .history import STATE_PROPS
+from .plan import DatasetState, Plan, field_urn, resolve_reference, simple_ref
 from .store import GraphStore, open_store
 from .write import WriteMode, Writer, chunks, gc_paused
 
@@ -159,11 +166,26 @@ class LineageGraph:
     # ---- walks ----
 
     def _walk(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
-              dataset_starts: Sequence[str] = (), keep: Callable[[dict[str, Any]], bool] | None = None
-              ) -> LineageResult:
-        """A level-by-level walk (depth cap, time budget); with ``keep``, only the edges it accepts."""
+              dataset_starts: Sequence[str] = (), keep: Callable[[dict[str, Any]], bool] | None = None,
+              as_of: int | None = None) -> LineageResult:
+        """A level-by-level walk (depth cap, time budget); with ``keep``, only the edges it accepts; with
+        ``as_of``, over the edges that held then."""
+        res = self._walk_edges(starts, direction, depth, time_budget_s, dataset_starts, keep, as_of)
+        if as_of is not None:
+            states = self._states([h.urn for h in res.hops if h.datasetUrn is not None], as_of)
+            for h in res.hops:
+                if h.datasetUrn is not None:
+                    st = states.get(h.urn)
+                    h.placeholder, h.removed = st is None, bool(st and st["removed"])
+        return res
+
+    def _walk_edges(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
+                    dataset_starts: Sequence[str], keep: Callable[[dict[str, Any]], bool] | None,
+                    as_of: int | None) -> LineageResult:
         cap = depth or DEFAULT_DEPTH_CAP
-        step = cy.statement("upstream_step" if direction == "upstream" else "downstream_step")
+        suffix = "" if as_of is None else "_as_of"
+        step = cy.statement(("upstream_step" if direction == "upstream" else "downstream_step") + suffix)
+        at = {} if as_of is None else {"asOf": as_of}
         res = LineageResult(starts[0] if starts else (dataset_starts[0] if dataset_starts else ""), direction,
                             depth=depth)
         seen = set(starts) | set(dataset_starts)
@@ -180,10 +202,11 @@ class LineageGraph:
                     res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
                     return res
                 try:
-                    rows = self.store.run(step, {"frontier": frontier}, timeout_ms=remaining_ms) if frontier else []
+                    rows = self.store.run(step, {"frontier": frontier, **at}, timeout_ms=remaining_ms) \
+                        if frontier else []
                     if extra:
-                        rows += self.store.run(cy.statement("dataset_downstream_step"), {"frontier": extra},
-                                               timeout_ms=remaining_ms)
+                        rows += self.store.run(cy.statement("dataset_downstream_step" + suffix),
+                                               {"frontier": extra, **at}, timeout_ms=remaining_ms)
                         extra = []
                 except QueryTimeout:
                     res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
@@ -202,7 +225,7 @@ class LineageGraph:
             if frontier and keep is None:
                 # is there anything beyond the cap? (a filtered walk would have to filter the answer too)
                 try:
-                    more = self.store.run(step, {"frontier": frontier[:1000]})
+                    more = self.store.run(step, {"frontier": frontier[:1000], **at})
                 except QueryTimeout:
                     res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {cap}"
                     return res
@@ -211,24 +234,26 @@ class LineageGraph:
                     res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
             return res
 
-    def upstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
-                 ) -> LineageResult:
+    def upstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+                 as_of: int | None = None) -> LineageResult:
         """Fields (and datasets) ``field`` derives from, to ``depth`` hops (None: up to the depth cap)."""
-        return self._walk([self.resolve_field(field)], "upstream", depth, time_budget_s)
+        return self._walk([self._existed(self.resolve_field(field), as_of)], "upstream", depth, time_budget_s,
+                          as_of=as_of)
 
-    def downstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
-                   ) -> LineageResult:
-        return self._walk([self.resolve_field(field)], "downstream", depth, time_budget_s)
+    def downstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+                   as_of: int | None = None) -> LineageResult:
+        return self._walk([self._existed(self.resolve_field(field), as_of)], "downstream", depth, time_budget_s,
+                          as_of=as_of)
 
-    def impact(self, name: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
-               ) -> tuple[LineageResult, dict[str, list[str]]]:
+    def impact(self, name: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+               as_of: int | None = None) -> tuple[LineageResult, dict[str, list[str]]]:
         """Downstream fields of a field or of every field of a dataset, grouped by dataset."""
         kind, urn = self.resolve_node(name)
         if kind == "field":
-            res = self._walk([urn], "downstream", depth, time_budget_s)
+            res = self._walk([self._existed(urn, as_of)], "downstream", depth, time_budget_s, as_of=as_of)
         else:
-            fields = [r["urn"] for r in self.store.run_named("dataset_fields", {"urn": urn})]
-            res = self._walk(fields, "downstream", depth, time_budget_s, dataset_starts=[urn])
+            fields = [r["urn"] for r in self.fields(urn, as_of=as_of)]
+            res = self._walk(fields, "downstream", depth, time_budget_s, dataset_starts=[urn], as_of=as_of)
             res.start = urn
         by_ds: dict[str, list[str]] = {}
         for h in res.hops:
@@ -238,11 +263,11 @@ class LineageGraph:
         return res, by_ds
 
     def path(self, from_field: str, to_field: str, depth: int | None = None, *,
-             time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> tuple[list[str], LineageResult]:
+             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> tuple[list[str], LineageResult]:
         """A shortest lineage path between two fields (either direction); [] if none within the walk."""
-        a, b = self.resolve_field(from_field), self.resolve_field(to_field)
+        a, b = (self._existed(self.resolve_field(f), as_of) for f in (from_field, to_field))
         for direction in ("upstream", "downstream"):
-            res = self._walk([a], direction, depth, time_budget_s)
+            res = self._walk([a], direction, depth, time_budget_s, as_of=as_of)
             if any(h.urn == b for h in res.hops):
                 return res.path_to(b), res
         return [], res
@@ -304,10 +329,14 @@ class LineageGraph:
             {"urn": urn, "add": [label_of(t) for t in add], "remove": [label_of(t) for t in remove]}]}, write=True)
         return list(rows[0]["manualTags"] or []) if rows else []
 
-    def _own_labels(self, urns: Sequence[str]) -> dict[str, dict[str, Any]]:
+    def _own_labels(self, urns: Sequence[str], as_of: int | None = None) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
+        states = self._states(urns, as_of) if as_of is not None else {}
         for i in range(0, len(urns), 1000):
             for r in self.store.run(cy.statement("field_labels"), {"frontier": list(urns[i:i + 1000])}):
+                if as_of is not None:  # the schema's tags and terms then; hand-set ones as they are now
+                    then = states.get(r["urn"]) or {}
+                    r = {**r, "tags": then.get("tags"), "glossaryTerms": then.get("glossaryTerms")}
                 labels = [*(r["tags"] or []), *(f"urn:li:glossaryTerm:{t}" for t in r["glossaryTerms"] or []),
                           *(r["manualTags"] or [])]
                 out[r["urn"]] = {"datasetUrn": r["datasetUrn"], "fieldPath": r["fieldPath"],
@@ -315,18 +344,19 @@ class LineageGraph:
         return out
 
     def tags(self, field: str, *, indirect: bool = False, depth: int | None = None,
-             time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> dict[str, Any]:
+             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> dict[str, Any]:
         """A field's own tags and terms, and those it inherits along the edges that carry metadata
         (identity and direct edges; not masking ones; indirect ones only with ``indirect``), each with
-        the upstream field it comes from and how far up that is. Computed from the current edges."""
-        urn = self.resolve_field(field)
+        the upstream field it comes from and how far up that is. Computed from the edges that hold now
+        (or held at ``as_of``)."""
+        urn = self._existed(self.resolve_field(field), as_of)
         res = self._walk([urn], "upstream", depth, time_budget_s,
-                         keep=lambda e: carries_metadata(e, indirect=indirect))
+                         keep=lambda e: carries_metadata(e, indirect=indirect), as_of=as_of)
         dist: dict[str, int] = {}
         for h in res.hops:
             if h.datasetUrn is not None:
                 dist.setdefault(h.urn, h.depth)
-        labels = self._own_labels([urn, *dist])
+        labels = self._own_labels([urn, *dist], as_of)
         own = labels.get(urn, {}).get("labels", [])
         inherited = []
         for u, d in sorted(dist.items(), key=lambda kv: (kv[1], kv[0])):
@@ -335,18 +365,19 @@ class LineageGraph:
         return {"field": urn, "own": own, "inherited": inherited, "partial": res.partial, "reason": res.reason}
 
     def tagged(self, label: str, *, indirect: bool = False, depth: int | None = None,
-               time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> list[dict[str, Any]]:
+               time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> list[dict[str, Any]]:
         """Every field that carries a tag or term, its own or inherited (e.g. where PII flows): one row per
         field with ``from`` (the fields the label comes from; the field itself when it is its own)."""
         norm = label_of(label)
         term = norm.removeprefix("urn:li:glossaryTerm:") if norm.startswith("urn:li:glossaryTerm:") else None
-        rows = self.store.run(cy.statement("labeled_fields"),
-                              {"rows": [{"tag": None if term else norm, "term": term}]})
+        rows = self.store.run(cy.statement("labeled_fields" if as_of is None else "labeled_fields_as_of"),
+                              {"rows": [{"tag": None if term else norm, "term": term}],
+                               **({} if as_of is None else {"asOf": as_of})})
         sources = [r["urn"] for r in rows]
         carriers: dict[str, dict[str, Any]] = {u: {"urn": u, "own": True, "from": [u], "distance": 0} for u in sources}
         for s in sources:
             res = self._walk([s], "downstream", depth, time_budget_s,
-                             keep=lambda e: carries_metadata(e, indirect=indirect))
+                             keep=lambda e: carries_metadata(e, indirect=indirect), as_of=as_of)
             for h in res.hops:
                 if h.datasetUrn is None:
                     continue
@@ -363,8 +394,84 @@ class LineageGraph:
 
     # ---- listings ----
 
-    def fields(self, dataset: str) -> list[dict[str, Any]]:
-        return self.store.run_named("dataset_fields", {"urn": str(DatasetUrn.parse(dataset))})
+    def fields(self, dataset: str, *, as_of: int | None = None) -> list[dict[str, Any]]:
+        """A dataset's fields, now or as they were at ``as_of``: listed, removed (listed by an earlier schema),
+        or placeholders (references no schema listed, while an edge refers to them)."""
+        urn = str(DatasetUrn.parse(dataset))
+        if as_of is None:
+            return self.store.run_named("dataset_fields", {"urn": urn})
+        out: list[dict[str, Any]] = []
+        unlisted: list[dict[str, Any]] = []
+        for r in self.store.run_named("dataset_fields_as_of", {"urn": urn, "asOf": as_of}):
+            then = _state_then(r, as_of)
+            if then is None:
+                unlisted.append(r)
+                continue
+            out.append({"urn": r["urn"], "fieldPath": r["fieldPath"], "simplePath": r["simplePath"],
+                        **{k: then.get(k) for k in _FIELD_COLUMNS}, "removed": bool(then["removed"]),
+                        "placeholder": False})
+        presence = self._presence([r["urn"] for r in unlisted], as_of)
+        for r in unlisted:
+            p = presence.get(r["urn"], {})
+            if p.get("referencedThen") or _at_or_before(p.get("firstJobReference"), as_of):  # a job declared it
+                out.append({"urn": r["urn"], "fieldPath": r["fieldPath"], "simplePath": simple_ref(r["fieldPath"]),
+                            **dict.fromkeys(_FIELD_COLUMNS), "removed": False, "placeholder": True})
+        return sorted(out, key=lambda r: r["fieldPath"])
+
+    def _states(self, urns: Sequence[str], as_of: int) -> dict[str, dict[str, Any] | None]:
+        """Each field's state at ``as_of`` (``removed`` and :data:`STATE_PROPS`); None: no schema listed it yet."""
+        out: dict[str, dict[str, Any] | None] = {}
+        for batch in chunks(dict.fromkeys(urns), 1000):
+            for r in self.store.run_named("field_states_as_of", {"urns": batch, "asOf": as_of}):
+                out[r["urn"]] = _state_then(r, as_of)
+        return out
+
+    def _presence(self, urns: Sequence[str], as_of: int) -> dict[str, dict[str, Any]]:
+        """When each field came into the graph (``listedFrom``, ``firstReference``, ``firstJobReference``) and
+        whether an edge refers to it at ``as_of`` (``referencedThen``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for batch in chunks(urns, 1000):
+            for r in self.store.run_named("field_presence_as_of", {"urns": batch, "asOf": as_of}):
+                out[r["urn"]] = r
+        return out
+
+    def _existed(self, urn: str, as_of: int | None) -> str:
+        """``urn``, if the field was in the graph at ``as_of`` (listed by a schema, or referenced by lineage)."""
+        if as_of is None:
+            return urn
+        p = self._presence([urn], as_of).get(urn, {})
+        if _at_or_before(p.get("listedFrom"), as_of) or _at_or_before(p.get("firstReference"), as_of):
+            return urn
+        raise NotFoundError(f"field {urn} was not in the graph yet at {as_of} (ms since the epoch)")
+
+    def diff_lineage(self, dataset: str, t1: int, t2: int) -> dict[str, Any]:
+        """What changed in a dataset's fields and in the lineage edges into and out of them between two instants:
+        fields added, removed (no longer listed) and changed (type, nullability, description, key, tags, terms);
+        edges added and removed (an edge whose properties changed: removed and added)."""
+        if t1 > t2:
+            raise InputError(f"--from {t1} is after --to {t2}")
+        urn = str(DatasetUrn.parse(dataset))
+        if not self.read_state([urn]):
+            raise NotFoundError(f"dataset {urn} is not in the graph")
+
+        def listed(t: int) -> dict[str, dict[str, Any]]:
+            return {r["fieldPath"]: r for r in self.fields(urn, as_of=t) if not r["placeholder"] and not r["removed"]}
+
+        def edges(t: int) -> dict[tuple[Any, ...], dict[str, Any]]:
+            rows = self.store.run_named("dataset_edges_as_of", {"urn": urn, "asOf": t})
+            return {(r["direction"], r["down"], r["up"], r["source"], r["transformation"], r["kind"]): r for r in rows}
+
+        f1, f2 = listed(t1), listed(t2)
+        e1, e2 = edges(t1), edges(t2)
+        changed = [{"fieldPath": p, "from": {k: f1[p].get(k) for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)},
+                    "to": {k: f2[p].get(k) for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)}}
+                   for p in sorted(f1.keys() & f2.keys())
+                   if any(f1[p].get(k) != f2[p].get(k) for k in _FIELD_COLUMNS)]
+        return {"dataset": urn, "from": t1, "to": t2,
+                "fields": {"added": sorted(f2.keys() - f1.keys()), "removed": sorted(f1.keys() - f2.keys()),
+                           "changed": changed},
+                "edges": {"added": [e2[k] for k in sorted(e2.keys() - e1.keys(), key=repr)],
+                          "removed": [e1[k] for k in sorted(e1.keys() - e2.keys(), key=repr)]}}
 
     def dataset_lineage(self, dataset: str | None = None) -> list[dict[str, Any]]:
         return self.store.run_named("dataset_lineage", {"urn": str(DatasetUrn.parse(dataset)) if dataset else None})
@@ -385,6 +492,27 @@ class LineageGraph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
         return self.store.run(cypher, params, write=write)
+
+
+#: the state columns of a field listing (``fields``), as they were at an instant
+_FIELD_COLUMNS = ("type", "nativeDataType", "nullable", "isPartOfKey", "description")
+
+
+def _at_or_before(t: Any, as_of: int) -> bool:
+    return t is not None and t <= as_of
+
+
+def _state_then(row: dict[str, Any], as_of: int) -> dict[str, Any] | None:
+    """A field's state at ``as_of`` from a row with its present state (``since``) and the past one that held then
+    (``past``); None when no schema had listed it by then."""
+    if row["placeholder"]:
+        return None
+    if row["since"] <= as_of:
+        return {k: row.get(k) for k in (*STATE_PROPS, "removed")}
+    past = row.get("past")
+    if past:
+        return {k: past.get(k) for k in (*STATE_PROPS, "removed")}
+    return None
 
 
 def label_of(text: str) -> str:

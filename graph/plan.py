@@ -599,7 +599,7 @@ class _Planner:
         fields_now = self.known[ds]
         self.ensure_dataset(ds)
         if purn not in fields_now or fields_now[purn].placeholder:
-            props = {"datasetUrn": ds, "fieldPath": path, "simplePath": _simple_ref(path),
+            props = {"datasetUrn": ds, "fieldPath": path, "simplePath": simple_ref(path),
                      "placeholder": True, "removed": False, "refPath": path,
                      "ambiguous": kind == "ambiguous", "candidates": paths or None}
             if declared:
@@ -778,7 +778,7 @@ def _state_node(h: Held) -> dict[str, Any]:
     return {**h.props, "validFrom": h.start, "validTo": h.end, "removed": h.removed, "stateKey": state_key(h.props)}
 
 
-def _simple_ref(path: str) -> str:
+def simple_ref(path: str) -> str:
     if path.startswith("/"):
         return ".".join(c for c in path.split("/") if c)
     return v1_path(path)
