@@ -173,8 +173,8 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
     assert [i["label"] for i in cli("tags", p, "--as-of", then)["inherited"]] == ["PII"]
     assert cli("tags", p)["inherited"] == []
     assert [r["fieldPath"] for r in cli("tagged", "PII", "--as-of", then)] == ["x", "p"]
-    fields_then = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("fields", a, "--as-of", then)}
-    fields_now = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("fields", a)}
+    fields_then = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("lineage", "fields", a, "--as-of", then)}
+    fields_now = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("lineage", "fields", a)}
     assert fields_then == {"x": (False, "StringType"), "y": (False, "StringType")}
     assert fields_now == {"x": (True, "StringType"), "y": (False, "NumberType")}
     impact = cli("impact", a, "--as-of", then)

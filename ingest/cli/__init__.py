@@ -31,6 +31,7 @@ for _name, _command in (
     ("backfill", backfill.backfill_cmd),
     ("ingest", graph.ingest_cmd),
     ("impact", graph.impact_cmd),
+    ("diff-lineage", graph.diff_lineage_cmd),
     ("query", graph.query_cmd),
     ("stats", graph.stats_cmd),
     ("worker", kafka.worker_cmd),

@@ -12,7 +12,9 @@ from rich.text import Text
 
 from fieldgraph.ingest.cli.options import (
     DEFAULT_TIME_BUDGET,
+    TIME_FORMS,
     AsJson,
+    AsOf,
     DataDir,
     Depth,
     GraphName,
@@ -21,6 +23,7 @@ from fieldgraph.ingest.cli.options import (
     TimeBudget,
     open_graph,
     parse_pairs,
+    parse_time,
 )
 from fieldgraph.ingest.cli.render import count_table, ds, dump, hop_table, out, progress, short
 
@@ -102,14 +105,15 @@ def ingest_cmd(
 # ---- lineage ----
 
 
-def _lineage(direction: str, field: str, depth: int | None, budget: float, as_json: bool, graph: str | None,
-             graph_name: str | None) -> None:
+def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of: str | None, as_json: bool,
+             graph: str | None, graph_name: str | None) -> None:
+    when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        res = getattr(g, direction)(field, depth, time_budget_s=budget)
+        res = getattr(g, direction)(field, depth, time_budget_s=budget, as_of=when)
     if as_json:
-        dump(res.to_json())
+        dump({**res.to_json(), "asOf": when})
         return
-    out.print(hop_table(res, f"{direction} of {short(res.start)}: {len(res.hops)} edges"))
+    out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {len(res.hops)} edges"))
     if res.partial:
         out.print(Text(f"partial result: {res.reason}", style="yellow"))
 
@@ -119,12 +123,13 @@ def upstream_cmd(
     field: str = typer.Argument(..., help=FIELD_HELP),
     depth: Depth = None,
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields a field derives from, with paths and edge properties."""
-    _lineage("upstream", field, depth, budget, as_json, graph, graph_name)
+    _lineage("upstream", field, depth, budget, as_of, as_json, graph, graph_name)
 
 
 @lineage_app.command("downstream")
@@ -132,12 +137,13 @@ def downstream_cmd(
     field: str = typer.Argument(..., help=FIELD_HELP),
     depth: Depth = None,
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields derived from a field."""
-    _lineage("downstream", field, depth, budget, as_json, graph, graph_name)
+    _lineage("downstream", field, depth, budget, as_of, as_json, graph, graph_name)
 
 
 @lineage_app.command("path")
@@ -145,21 +151,89 @@ def path_cmd(
     source: str = typer.Argument(..., help="One field URN."),
     target: str = typer.Argument(..., help="The other field URN."),
     depth: Depth = None,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """A shortest lineage path between two fields (either direction)."""
+    when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        path, res = g.path(source, target, depth)
+        path, res = g.path(source, target, depth, as_of=when)
     if as_json:
-        dump({"path": path, "partial": res.partial, "reason": res.reason})
+        dump({"path": path, "partial": res.partial, "reason": res.reason, "asOf": when})
         return
     if not path:
         out.print("no lineage path" + (f" (partial: {res.reason})" if res.partial else ""))
         raise typer.Exit(1)
     for i, urn in enumerate(path):
         out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn)))
+
+
+@lineage_app.command("fields")
+def fields_cmd(
+    dataset: str = typer.Argument(..., help="Dataset URN."),
+    as_of: AsOf = None,
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """A dataset's fields: listed by its schema, removed (listed before), or placeholders (references only)."""
+    when = parse_time(as_of, "--as-of")
+    with open_graph(graph, graph_name) as g:
+        rows = g.fields(dataset, as_of=when)
+    if as_json:
+        dump(rows)
+        return
+    t = Table(title=f"{len(rows)} fields of {ds(dataset)}{_at(when)}")
+    for col in ("field", "type", "native type", "state"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        state = "placeholder" if r["placeholder"] else "removed" if r["removed"] else ""
+        t.add_row(Text(r["fieldPath"]), Text(r["type"] or ""), Text(r["nativeDataType"] or ""), state)
+    out.print(t)
+
+
+def diff_lineage_cmd(
+    dataset: str = typer.Argument(..., help="Dataset URN."),
+    since: str = typer.Option(..., "--from", help=f"The earlier instant ({TIME_FORMS})."),
+    until: str = typer.Option(..., "--to", help=f"The later instant ({TIME_FORMS})."),
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """What changed between two instants: the dataset's fields added, removed and changed, and the lineage
+    edges into and out of its fields added and removed."""
+    t1, t2 = parse_time(since, "--from"), parse_time(until, "--to")
+    assert t1 is not None and t2 is not None  # required options
+    with open_graph(graph, graph_name) as g:
+        res = g.diff_lineage(dataset, t1, t2)
+    if as_json:
+        dump(res)
+        return
+    t = Table(title=f"{ds(res['dataset'])}: from {since} to {until}")
+    for col in ("change", "what", "field", "other end", "via"):
+        t.add_column(col, overflow="fold")
+    fields = res["fields"]
+    for path in fields["added"]:
+        t.add_row("added", "field", Text(path), "", "")
+    for path in fields["removed"]:
+        t.add_row("removed", "field", Text(path), "", "")
+    for c in fields["changed"]:
+        t.add_row("changed", "field", Text(c["fieldPath"]), Text(", ".join(f"{k}: {c['from'][k]} -> {c['to'][k]}"
+                                                                      for k in c["from"])), "")
+    for key in ("added", "removed"):
+        for e in res["edges"][key]:
+            mine, other = (e["down"], e["up"]) if e["direction"] == "in" else (e["up"], e["down"])
+            t.add_row(key, f"edge {'from' if e['direction'] == 'in' else 'to'}", Text(short(mine)),
+                      Text(short(other)), Text(f"{e['source']} {e['transformation'] or ''}".strip()))
+    out.print(t)
+    if not t.row_count:
+        out.print("no change")
+
+
+def _at(when: int | None) -> str:
+    return "" if when is None else f" as of {when}"
 
 
 @lineage_app.command("datasets")
@@ -213,18 +287,20 @@ def impact_cmd(
     name: str = typer.Argument(..., help="A field URN or a dataset URN."),
     depth: Depth = None,
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """Impact analysis: the downstream datasets and fields of a field or dataset."""
+    when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        res, by_ds = g.impact(name, depth, time_budget_s=budget)
+        res, by_ds = g.impact(name, depth, time_budget_s=budget, as_of=when)
     if as_json:
         dump({"start": res.start, "partial": res.partial, "reason": res.reason, "datasets": by_ds,
-              "hops": [h.to_json() for h in res.hops]})
+              "hops": [h.to_json() for h in res.hops], "asOf": when})
         return
-    t = Table(title=f"impact of {short(res.start)}: {len(by_ds)} datasets")
+    t = Table(title=f"impact of {short(res.start)}{_at(when)}: {len(by_ds)} datasets")
     t.add_column("dataset", overflow="fold")
     t.add_column("fields", overflow="fold")
     for d, fields in by_ds.items():

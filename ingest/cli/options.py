@@ -53,6 +53,10 @@ DEFAULT_TIME_BUDGET = 10.0
 #: the time forms :func:`parse_time` reads, for option help
 TIME_FORMS = "ms since the epoch, or ISO 8601 like 2024-05-01 or 2024-05-01T12:00:00Z"
 
+#: ``--as-of`` of a lineage question (``None``: now)
+AsOf = Annotated[str | None, typer.Option("--as-of", help=f"Answer as the graph was at this instant ({TIME_FORMS}); "
+                                          "default: now.")]
+
 
 # --- values -----------------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from fieldgraph.errors import InputError
 from fieldgraph.ingest.cli.boundary import value_errors_are_bad_input
-from fieldgraph.ingest.cli.options import AsJson, GraphName, GraphUri, open_graph, parse_time
+from fieldgraph.ingest.cli.options import AsJson, AsOf, GraphName, GraphUri, open_graph, parse_time
 from fieldgraph.ingest.cli.render import ds, dump, out, short
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
@@ -31,13 +31,15 @@ def tag_cmd(
 def tags_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     indirect: bool = IndirectOpt,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """A field's own tags and terms, and those it inherits, with the upstream field each comes from."""
+    when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        res = g.tags(field, indirect=indirect)
+        res = g.tags(field, indirect=indirect, as_of=when)
     if as_json:
         dump(res)
         return
@@ -56,13 +58,15 @@ def tags_cmd(
 def tagged_cmd(
     tag: str = typer.Argument(..., help="Tag (PII) or glossary term URN."),
     indirect: bool = IndirectOpt,
+    as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """Every field that carries a tag or term, its own or inherited (e.g. where PII flows)."""
+    when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
-        rows = g.tagged(tag, indirect=indirect)
+        rows = g.tagged(tag, indirect=indirect, as_of=when)
     if as_json:
         dump(rows)
         return
