@@ -16,7 +16,9 @@ from fieldgraph.graph import LineageGraph
 from fieldgraph.graph import cypher as cy
 from fieldgraph.graph.plan import field_urn
 
-from .conftest import ds, example_changes
+from fieldgraph.ingest.sources import decode_event
+
+from .conftest import ds, example_changes, lineage_event
 
 pytestmark = pytest.mark.integration
 
@@ -77,6 +79,29 @@ def test_browser_queries_return_drawable_paths(graph) -> None:
     assert {r["p"]["nodes"][0]["urn"] for r in fact} == {FACT}
     assert sorted(r["p"]["nodes"][1]["fieldPath"] for r in fact) == [
         "customerId", "price", "quantity", "restaurant", "sku", "timeStamp"]  # the removed field too
+
+
+def test_browser_as_of_queries_draw_the_lineage_that_held_then(graph) -> None:
+    graph.ingest(example_changes())
+    before = {"urn": REPORT_TOTAL, "asOf": 1735689606000}  # 2025-01-01T00:00:06Z, after the examples
+    old_up = graph.query(cy.statement("browser_upstream"), {"urn": REPORT_TOTAL})
+    old_table = graph.query(cy.statement("upstream"), {"urn": REPORT_TOTAL})
+    assert drawn(graph.query(cy.statement("browser_upstream_as_of"), before)) == drawn(old_up)
+    # the report's lineage rewired at :10: now it derives from the fact table's quantity only
+    graph.write(decode_event(lineage_event(REPORT, [(REPORT_TOTAL, [field_urn(FACT, "quantity")])], 1735689610000)))
+    now = drawn(graph.query(cy.statement("browser_upstream"), {"urn": REPORT_TOTAL}))
+    assert now != drawn(old_up) and (REPORT_TOTAL, field_urn(FACT, "quantity")) in now[1]
+    then = graph.query(cy.statement("browser_upstream_as_of"), before)
+    assert drawn(then) == drawn(old_up)
+    assert {e["type"] for r in then for e in r["p"]["edges"]} == {"DataDerivedFrom", "PreviouslyDerivedFrom"}
+    table = graph.query(cy.statement("upstream_as_of"), before)
+    assert [(r["urn"], r["depth"]) for r in table] == [(r["urn"], r["depth"]) for r in old_table]
+    assert all(e["validTo"] == 1735689610000 for r in table if r["depth"] == 1 for e in r["edges"][:1])
+    down_then = graph.query(cy.statement("browser_downstream_as_of"), {"urn": KAFKA_PRICE, "asOf": before["asOf"]})
+    assert REPORT_TOTAL in drawn(down_then)[0]
+    assert REPORT_TOTAL not in drawn(graph.query(cy.statement("browser_downstream"), {"urn": KAFKA_PRICE}))[0]
+    early = graph.query(cy.statement("browser_upstream_as_of"), {"urn": REPORT_TOTAL, "asOf": 1735689602000})
+    assert early == []  # before the report's lineage arrived (:03)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
