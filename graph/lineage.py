@@ -27,6 +27,10 @@ from .store import GraphStore, open_store
 from .write import WriteMode, Writer, chunks, gc_paused
 
 DEFAULT_DEPTH_CAP = 50
+#: a walk's one-hop statements: (direction, as of an instant) -> statement
+_STEPS = {("upstream", False): "upstream_step", ("upstream", True): "upstream_step_as_of",
+          ("downstream", False): "downstream_step", ("downstream", True): "downstream_step_as_of",
+          ("dataset", False): "dataset_downstream_step", ("dataset", True): "dataset_downstream_step_as_of"}
 DEFAULT_TIME_BUDGET_S = 10.0
 
 
@@ -183,9 +187,9 @@ class LineageGraph:
                     dataset_starts: Sequence[str], keep: Callable[[dict[str, Any]], bool] | None,
                     as_of: int | None) -> LineageResult:
         cap = depth or DEFAULT_DEPTH_CAP
-        suffix = "" if as_of is None else "_as_of"
-        step = cy.statement(("upstream_step" if direction == "upstream" else "downstream_step") + suffix)
-        at = {} if as_of is None else {"asOf": as_of}
+        then = as_of is not None
+        step = cy.statement(_STEPS[direction, then])
+        at = {"asOf": as_of} if then else {}
         res = LineageResult(starts[0] if starts else (dataset_starts[0] if dataset_starts else ""), direction,
                             depth=depth)
         seen = set(starts) | set(dataset_starts)
@@ -205,7 +209,7 @@ class LineageGraph:
                     rows = self.store.run(step, {"frontier": frontier, **at}, timeout_ms=remaining_ms) \
                         if frontier else []
                     if extra:
-                        rows += self.store.run(cy.statement("dataset_downstream_step" + suffix),
+                        rows += self.store.run(cy.statement(_STEPS["dataset", then]),
                                                {"frontier": extra, **at}, timeout_ms=remaining_ms)
                         extra = []
                 except QueryTimeout:

@@ -15,7 +15,6 @@ import pytest
 from fieldgraph.graph import LineageGraph
 from fieldgraph.graph import cypher as cy
 from fieldgraph.graph.plan import field_urn
-
 from fieldgraph.ingest.sources import decode_event
 
 from .conftest import ds, example_changes, lineage_event

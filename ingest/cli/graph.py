@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -233,7 +234,9 @@ def diff_lineage_cmd(
 
 
 def _at(when: int | None) -> str:
-    return "" if when is None else f" as of {when}"
+    if when is None:
+        return ""
+    return f" as of {dt.datetime.fromtimestamp(when / 1000, dt.UTC).isoformat(timespec='milliseconds')}"
 
 
 @lineage_app.command("datasets")
