@@ -61,6 +61,8 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/normalize.py
 	$(PY) benchmarks/graph.py --graph both
 	$(PY) benchmarks/ingest.py --graph both --datasets 1000 --steps 5
+	$(PY) benchmarks/as_of.py
+	$(PY) benchmarks/as_of.py --graph neo4j --fields 200000
 	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 

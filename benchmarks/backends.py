@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.service
 
 from fieldgraph.graph import EmbeddedServer, GraphStore, LineageGraph, open_store  # noqa: E402
 from fieldgraph.graph import cypher as cy  # noqa: E402
+from fieldgraph.graph.history import fact_key  # noqa: E402
 from fieldgraph.graph.plan import field_urn  # noqa: E402
 from fieldgraph.graph.write import Writer, gc_paused  # noqa: E402
 
@@ -41,21 +42,51 @@ def ds(i: int) -> str:
     return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
 
 
+#: the property every benchmark field edge carries (and its fact key: graph/history.py)
+EDGE_PROPS = {"source": "upstreamLineage", "transformation": "IDENTITY", "createdAt": 1}
+
+
 def write_datasets(store: GraphStore, lo: int, hi: int, width: int, chain: int, batch: int) -> None:
     """Datasets ``lo..hi-1`` with their fields, HasField edges and DataDerivedFrom edges (field j from fields
-    j and j+1 of the dataset before, within chains of ``chain`` datasets), by raw UNWIND statements."""
+    j and j+1 of the dataset before, within chains of ``chain`` datasets), by raw UNWIND statements, all holding
+    from time 1."""
     store.run_rows(cy.statement("upsert_datasets"), [
         {"urn": ds(i), "props": {"platform": "hive", "name": f"bench.t{i}", "env": "PROD", "placeholder": False,
-                                 "schemaVersion": 0, "schemaTs": 1}} for i in range(lo, hi)], batch)
+                                 "schemaVersion": 0, "schemaTs": 1, "schemaTimes": [1]}} for i in range(lo, hi)], batch)
     store.run_rows(cy.statement("upsert_fields"), [
-        {"datasetUrn": ds(i), "urn": field_urn(ds(i), f"c{j}"),
+        {"datasetUrn": ds(i), "urn": field_urn(ds(i), f"c{j}"), "at": 1,
          "props": {"datasetUrn": ds(i), "fieldPath": f"c{j}", "simplePath": f"c{j}", "type": "StringType",
-                   "placeholder": False, "removed": False, "schemaVersion": 0, "schemaTs": 1}}
+                   "placeholder": False, "removed": False, "schemaVersion": 0, "schemaTs": 1, "stateKey": "v1"}}
         for i in range(lo, hi) for j in range(width)], batch)
     store.run_rows(cy.statement("merge_field_edges"), [
         {"down": field_urn(ds(i), f"c{j}"), "up": field_urn(ds(i - 1), f"c{k}"), "source": "upstreamLineage",
-         "props": {"source": "upstreamLineage", "transformation": "IDENTITY", "createdAt": 1}}
+         "fact": FACT, "validFrom": 1, "props": {**EDGE_PROPS, "fact": FACT, "lastSeen": 1}}
         for i in range(lo, hi) if i % chain for j in range(width) for k in {j, min(j + 1, width - 1)}], batch)
+
+
+FACT = fact_key(EDGE_PROPS)
+
+
+def build_query_graph(store: GraphStore, n_fields: int, width: int, chain: int, batch: int,
+                      budget_s: float | None = None) -> tuple[int, float]:
+    """Chains of ``chain`` datasets of ``width`` fields; field j of a dataset derives from fields j and j+1
+    of the dataset before it. Built with large raw UNWIND batches, in dataset order: with ``budget_s``,
+    the build stops after the batch that goes over it (the queries then start in the complete chains).
+    The fields built and the seconds taken."""
+    n_ds = n_fields // width
+    t = time.perf_counter()
+    hi = 0
+    for lo in range(0, n_ds, max(1, batch // width)):
+        if budget_s is not None and time.perf_counter() - t > budget_s:
+            print(f"\nbuild budget of {budget_s:g}s reached", end="", file=sys.stderr)
+            break
+        hi = min(n_ds, lo + max(1, batch // width))
+        write_datasets(store, lo, hi, width, chain, batch)
+        print(f"\rbuilding query graph: {hi * width}/{n_ds * width} fields, {time.perf_counter() - t:.0f}s",
+              end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return hi * width, time.perf_counter() - t
+
 
 
 LABELS = {"embedded": "embedded FalkorDB", "neo4j": "Neo4j 5.26 Community"}

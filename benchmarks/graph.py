@@ -32,9 +32,19 @@ import statistics
 import sys
 import time
 
-from backends import Backend, add_arguments, backend, ds, machine, record_ingest, replay, specs, write_datasets
+from backends import (
+    Backend,
+    add_arguments,
+    backend,
+    build_query_graph,
+    ds,
+    machine,
+    record_ingest,
+    replay,
+    specs,
+)
 
-from fieldgraph.graph import GraphStore, LineageGraph
+from fieldgraph.graph import LineageGraph
 from fieldgraph.graph import cypher as cy
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
@@ -141,27 +151,6 @@ def bench_ingest(b: Backend, n_fields: int, width: int, batch: int, batch_events
                      "fieldUpsertsPerS": round(n_fields / (fg_fields_s + decode_s * len(schema_json) / n_events)),
                      "edgesPerS": round(n_edges / (fg_edges_s + decode_s * len(lineage_json) / n_events))},
     }
-
-
-def build_query_graph(store: GraphStore, n_fields: int, width: int, chain: int, batch: int,
-                      budget_s: float | None = None) -> tuple[int, float]:
-    """Chains of ``chain`` datasets of ``width`` fields; field j of a dataset derives from fields j and j+1
-    of the dataset before it. Built with large raw UNWIND batches, in dataset order: with ``budget_s``,
-    the build stops after the batch that goes over it (the queries then start in the complete chains).
-    The fields built and the seconds taken."""
-    n_ds = n_fields // width
-    t = time.perf_counter()
-    hi = 0
-    for lo in range(0, n_ds, max(1, batch // width)):
-        if budget_s is not None and time.perf_counter() - t > budget_s:
-            print(f"\nbuild budget of {budget_s:g}s reached", end="", file=sys.stderr)
-            break
-        hi = min(n_ds, lo + max(1, batch // width))
-        write_datasets(store, lo, hi, width, chain, batch)
-        print(f"\rbuilding query graph: {hi * width}/{n_ds * width} fields, {time.perf_counter() - t:.0f}s",
-              end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return hi * width, time.perf_counter() - t
 
 
 def bench_query(b: Backend, n_fields: int, width: int, chain: int, queries: int, batch: int,
