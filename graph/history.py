@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 #: field properties whose value at a past instant an as-of answer shows (the rest are as they are now)
@@ -163,10 +163,11 @@ class Fact:
     dataset: bool = False
     #: job lineage: a fact is the (field pair, job), whatever the run's properties
     additive: bool = False
+    #: :func:`fact_key` of ``props``, computed once (the planner asks for it per edge several times)
+    fact: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def fact(self) -> str:
-        return fact_key(self.props)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "fact", fact_key(self.props))
 
     @property
     def key(self) -> tuple[str, str, str]:
