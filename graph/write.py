@@ -104,8 +104,7 @@ class Writer:
     def plan(self, changes: Sequence[Change]) -> Plan:
         """Read the state (and the history) the batch needs and plan it (no writes)."""
         state = self.read_state(datasets_to_read(changes))
-        need = history_needed(changes, state)
-        return plan_changes(changes, state, self.read_history(need) if need else None)
+        return plan_changes(changes, state, self.read_history(history_needed(changes, state)))
 
     def write(self, changes: Sequence[Change]) -> Plan:
         """Plan and apply one batch (see the module for what each mode adds)."""
