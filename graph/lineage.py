@@ -467,10 +467,12 @@ class LineageGraph:
 
         f1, f2 = listed(t1), listed(t2)
         e1, e2 = edges(t1), edges(t2)
-        changed = [{"fieldPath": p, "from": {k: f1[p].get(k) for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)},
-                    "to": {k: f2[p].get(k) for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)}}
-                   for p in sorted(f1.keys() & f2.keys())
-                   if any(f1[p].get(k) != f2[p].get(k) for k in _FIELD_COLUMNS)]
+        changed = []
+        for p in sorted(f1.keys() & f2.keys()):
+            differ = [k for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)]
+            if differ:
+                changed.append({"fieldPath": p, "from": {k: f1[p].get(k) for k in differ},
+                                "to": {k: f2[p].get(k) for k in differ}})
         return {"dataset": urn, "from": t1, "to": t2,
                 "fields": {"added": sorted(f2.keys() - f1.keys()), "removed": sorted(f1.keys() - f2.keys()),
                            "changed": changed},
