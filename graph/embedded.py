@@ -15,7 +15,12 @@ tail, so the tail is kept short:
 - The AOF is rewritten into a fresh snapshot when the tail outgrows the snapshot
   (``auto-aof-rewrite-percentage 100``, at least ``32mb``), on a clean :meth:`stop`, and in the
   background after a start that replayed a long tail (e.g. a data folder written by an older
-  fieldgraph, whose Cypher tail replays once).
+  fieldgraph, whose Cypher tail replays once) or a tail with commands that fail on replay.
+- A unique constraint created in the tail feeds itself: replaying its ``GRAPH.CONSTRAINT CREATE``
+  fails ("already exists", a CRITICAL line in the server log) and FalkorDB logs the constraint's
+  activation again, so each start would add two records and replay all the earlier ones. A snapshot
+  holds constraints without either, so :meth:`compact` follows the creation of constraints, and a
+  start whose replay failed anywhere rewrites the AOF.
 
 While a server loads, :meth:`start` waits for as long as it makes progress and reports it every few
 seconds (a ``progress`` callback and the ``fieldgraph.graph.embedded`` logger); its ``timeout`` only
@@ -220,8 +225,8 @@ class EmbeddedServer:
             state, info = self._probe()
             now = time.monotonic()
             if state == "ready":
-                if self.process is not None:
-                    self._rewrite_aof(wait=False)  # a long tail was replayed: do not replay it again
+                if self.process is not None:  # a long or failing tail was replayed: do not replay it again
+                    self._rewrite_aof(wait=False, force=self._replay_failed())
                 return
             seen, pid = pid, self._server_pid()
             if state == "loading":
@@ -301,8 +306,25 @@ class EmbeddedServer:
             while (self.running() or (pid is not None and self._pid() == pid)) and time.monotonic() < deadline:
                 time.sleep(0.05)
 
-    def _rewrite_aof(self, *, wait: bool, stall: float = 30.0) -> None:
-        """BGREWRITEAOF when the AOF tail is long; with ``wait``, until done (or stalled for ``stall`` s)."""
+    def compact(self) -> None:
+        """Rewrite the AOF into a snapshot now (the tail, however short, is not replayed again); waits."""
+        self._rewrite_aof(wait=True, force=True)
+
+    def _replay_failed(self) -> bool:
+        """Whether commands of the AOF failed as this server replayed it (each one logs a CRITICAL line)."""
+        import redis
+
+        c = self._client(10.0)
+        try:
+            return int(c.info("stats").get("total_error_replies", 0)) > 0
+        except redis.exceptions.RedisError:
+            return False
+        finally:
+            c.close()
+
+    def _rewrite_aof(self, *, wait: bool, force: bool = False, stall: float = 30.0) -> None:
+        """BGREWRITEAOF when the AOF tail is long (or ``force``); with ``wait``, until done (or stalled
+        for ``stall`` s)."""
         import redis
 
         c = self._client(10.0)
@@ -316,7 +338,7 @@ class EmbeddedServer:
             if wait and _rewriting(info):
                 info = self._await_rewrite(c, stall)
             tail = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
-            if tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
+            if not force and tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
                 return
             log.info("rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)",
                      self.data_dir, _size(tail))

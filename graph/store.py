@@ -169,15 +169,31 @@ class FalkorStore(GraphStore):
             prop = stmt.rsplit(".", 1)[1].rstrip(")")
             if (label, (prop,)) not in existing:
                 self.run(stmt, write=True)
-        have = {(c["label"], tuple(c["properties"])) for c in self.graph.list_constraints()}
+        created = False
         for label in ("Dataset", "DatasetField"):
-            if (label, ("urn",)) not in have:
+            if (label, ("urn",)) not in self._constraints():
+                created = True
                 try:
                     self.graph.create_node_unique_constraint(label, "urn")
                 except Exception as exc:
                     if "already exists" not in str(exc):
                         raise GraphError(f"cannot create the unique constraint on {label}.urn: {exc}") from None
         self._register_vocabulary()
+        if created and self.server is not None:
+            self._await_constraints()
+            self.server.compact()  # constraints in the AOF tail would re-log themselves on every start
+
+    def _constraints(self, status: str | None = None) -> set[tuple[str, tuple[str, ...]]]:
+        return {(c["label"], tuple(c["properties"])) for c in self.graph.list_constraints()
+                if status is None or c.get("status") == status}
+
+    def _await_constraints(self, timeout: float = 60.0) -> None:
+        """Wait until the constraints are built (FalkorDB builds them in the background)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while self._constraints("UNDER CONSTRUCTION") and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _register_vocabulary(self) -> None:
         """Register every label, relationship type and property key the statements name, with one logged write.
