@@ -122,6 +122,10 @@ class EmbeddedServer:
         finally:
             c.close()
 
+    def exists(self) -> bool:
+        """Whether the data folder holds a graph (its AOF), or a server serves it."""
+        return (self.data_dir / AOF_DIR).is_dir() or self.socket.exists()
+
     @property
     def started_here(self) -> bool:
         return self.process is not None
@@ -178,7 +182,7 @@ class EmbeddedServer:
         ``progress`` and the log; ``timeout`` is how long a server may neither answer nor make progress."""
         if len(str(self.socket)) > _MAX_SOCKET_PATH:
             raise GraphError(f"data folder {self.data_dir} is too deep for a unix socket path "
-                             f"({len(str(self.socket))} > {_MAX_SOCKET_PATH} characters); use a shorter --data path")
+                             f"({len(str(self.socket))} > {_MAX_SOCKET_PATH} characters); use a shorter path")
         try:
             self.data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -196,6 +200,8 @@ class EmbeddedServer:
 
     def _spawn(self) -> None:
         """Start redis-server; return once its pid file names it, so that other openers see it."""
+        if not self.exists():
+            log.info("creating a new embedded graph in %s", self.data_dir)
         if self.socket.exists():
             self.socket.unlink()  # stale, from a server that died
         server, module = _binaries()
@@ -340,8 +346,9 @@ class EmbeddedServer:
             tail = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
             if not force and tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
                 return
-            log.info("rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)",
-                     self.data_dir, _size(tail))
+            log.log(logging.INFO if tail > REWRITE_MIN_TAIL else logging.DEBUG,
+                    "rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)",
+                    self.data_dir, _size(tail))
             try:
                 c.bgrewriteaof()
             except redis.exceptions.ResponseError:

@@ -62,6 +62,13 @@ class LineageResult:
     partial: bool = False
     reason: str | None = None  # why partial: depth cap, time budget
     depth: int | None = None
+    #: partial only because the walk stopped at the depth the caller asked for (more lies beyond)
+    at_requested_depth: bool = False
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the walk stopped before the end on a limit the caller did not choose (cap, time budget)."""
+        return self.partial and not self.at_requested_depth
 
     def path_to(self, urn: str) -> list[str]:
         """The field URNs from the start to ``urn`` along the walk (first way found)."""
@@ -234,7 +241,7 @@ class LineageGraph:
                     res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {cap}"
                     return res
                 if more:
-                    res.partial = True
+                    res.partial, res.at_requested_depth = True, bool(depth)
                     res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
             return res
 

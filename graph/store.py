@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from . import cypher as cy
 from .embedded import EmbeddedServer
-from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, QueryTimeout
+from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, NotFoundError, QueryTimeout
 
 DEFAULT_GRAPH = "fieldgraph"
 DEFAULT_BATCH = 2000
@@ -384,10 +384,11 @@ def _neo4j_plain(v: Any) -> Any:
 
 def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: str | None = None,
                user: str | None = None, password: str | None = None, database: str | None = None,
-               batch_size: int = DEFAULT_BATCH, schema: bool = True) -> GraphStore:
+               batch_size: int = DEFAULT_BATCH, schema: bool = True, create: bool = True) -> GraphStore:
     """The store ``uri`` names (default: the embedded FalkorDB in ``data_dir``). Neo4j credentials and
     database come from the URI, else from ``user``/``password``/``database``. Nothing is read from the
-    environment here: the caller's edge does that once (``fieldgraph.ingest.config.GraphConfig``)."""
+    environment here: the caller's edge does that once (``fieldgraph.ingest.config.GraphConfig``).
+    Without ``create``, an embedded graph whose data folder holds none raises :class:`NotFoundError`."""
     uri = uri or "embedded"
     graph = graph or DEFAULT_GRAPH
     parts = urlsplit(uri)
@@ -397,7 +398,11 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
         path = uri.split(":", 1)[1] if ":" in uri else None
         if path and path.startswith("//"):
             path = path[2:]
-        server = EmbeddedServer(path or data_dir).start()
+        server = EmbeddedServer(path or data_dir)
+        if not create and not server.exists():
+            raise NotFoundError(f"no embedded graph in {server.data_dir}: ingest events there first, or name the "
+                                "graph with --graph (embedded:PATH, falkordb://, bolt://) or $FIELDGRAPH_GRAPH")
+        server.start()
         try:
             store = FalkorStore(graph=graph, unix_socket=str(server.socket), server=server, batch_size=batch_size)
         except Exception:

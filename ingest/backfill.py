@@ -481,7 +481,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
             if report.counts["rejected"]:
                 prog.set_phase(f"1/3 writing {report.counts['rejected']} rejects")
                 rej = reduced.filter(lambda kv: kv[1].kind == REJECT).sortByKey().map(lambda kv: (kv[1].payload,))
-                spark.createDataFrame(rej, "value string").coalesce(1).write.mode("overwrite").text(opts.rejects)
+                spark.createDataFrame(rej, "value string").coalesce(1).write.mode("append").text(opts.rejects)
                 report.rejects_path = opts.rejects
 
             prog.set_phase("2/3 writing schemas (datasets, fields)")

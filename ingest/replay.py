@@ -132,7 +132,11 @@ def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING) -> tuple
 
 
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
+    """Append ``rejects`` to the JSON Lines file ``path`` (earlier runs' rejects stay), stamped with the time."""
+    import datetime as dt
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    with path.open("a", encoding="utf-8") as fh:
         for r in rejects:
-            fh.write(json.dumps(r.to_json(), default=str) + "\n")
+            fh.write(json.dumps({"rejectedAt": now, **r.to_json()}, default=str) + "\n")

@@ -159,9 +159,9 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
         graph.write(decode_event(ev))
     run = CliRunner()
 
-    def cli(*args: str) -> Any:
+    def cli(*args: str, code: int = 0) -> Any:
         res = run.invoke(app, [*args, "--graph", graph.uri, "--json"])
-        assert res.exit_code == 0, res.output
+        assert res.exit_code == code, res.output
         return json.loads(res.stdout)
 
     p = sf(b, "p")
@@ -181,7 +181,7 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
     assert impact["datasets"] == {b: ["p"]} and cli("impact", a, "--as-of", "500")["datasets"] == {}
     path = cli("lineage", "path", p, sf(a, "x"), "--as-of", then)
     assert path["path"] == [field_urn(b, "p"), field_urn(a, "x")]
-    assert cli("lineage", "path", p, sf(a, "x"))["path"] == []
+    assert cli("lineage", "path", p, sf(a, "x"), code=4)["path"] == []  # not found (now)
 
     diff = cli("diff-lineage", a, "--from", "1970-01-01T00:00:02Z", "--to", "1970-01-01T00:00:05Z")
     assert diff["fields"] == {"added": [], "removed": ["x"], "changed": [
@@ -192,4 +192,4 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
     table = run.invoke(app, ["diff-lineage", b, "--from", "2000", "--to", "3000", "--graph", graph.uri])
     assert table.exit_code == 0 and "removed" in table.output and "added" in table.output, table.output
     bad = run.invoke(app, ["lineage", "upstream", p, "--as-of", "last tuesday", "--graph", graph.uri])
-    assert bad.exit_code == 2 and "--as-of 'last tuesday'" in bad.output
+    assert bad.exit_code == 3 and "--as-of 'last tuesday'" in bad.output

@@ -360,6 +360,6 @@ def test_bad_options(tmp_path) -> None:
         parse_time("yesterday", "--until")
     assert parse_time("1970-01-01T00:00:01Z") == 1000 and parse_time("1234") == 1234
     res = CliRunner().invoke(app, ["backfill", str(tmp_path / "missing")])
-    assert res.exit_code == 2 and "no such file" in res.output
+    assert res.exit_code == 3 and "no such file" in res.output
     res = CliRunner().invoke(app, ["backfill", str(tmp_path), "--since", "soon"])
-    assert res.exit_code == 2 and "--since 'soon'" in res.output
+    assert res.exit_code == 3 and "--since 'soon'" in res.output

@@ -399,28 +399,28 @@ def test_cli_datamine_per_table(files):
     ["diff", "A", "B", "--rules", "sideways"],
     ["diff", "missing.avsc", "B"],
 ])
-def test_cli_bad_input_exit_2(argv, files, tmp_path):
+def test_cli_bad_input_exit_3(argv, files, tmp_path):
     a = files("a.avsc", V1)
     argv = [a if x in ("ONE", "A", "B") else str(tmp_path / x) if x.endswith(".avsc") else x for x in argv]
     r = runner.invoke(app, argv)
-    assert r.exit_code == 2, r.output
+    assert r.exit_code == 3, r.output
 
 
-def test_cli_bad_schema_exit_2(files, tmp_path):
+def test_cli_bad_schema_exit_3(files, tmp_path):
     bad = tmp_path / "bad.avsc"
     bad.write_text('{"type": "record", "name": "R"}')
     r = runner.invoke(app, ["diff", files("a.avsc", V1), str(bad)])
-    assert r.exit_code == 2
+    assert r.exit_code == 3
     assert "bad.avsc" in r.output or "bad.avsc" in (r.stderr if hasattr(r, "stderr") else "")
     dm = files("dm.json", {"schema": "s", "table_list": [{"table": "t", "fields": [
         {"id": 1, "name": "a", "type": "INT8"}, {"id": 1, "name": "b", "type": "INT32"}]}]})
     r = runner.invoke(app, ["diff", dm, dm])
-    assert r.exit_code == 2
+    assert r.exit_code == 3
 
 
 def test_cli_error_keeps_brackets_literal(files):
     dm = files("dm.json", {"schema": "s", "table_list": [{"table": "t", "fields": [
         {"id": 1, "name": "2a", "type": "INT32"}]}]})
     r = runner.invoke(app, ["diff", dm, dm])
-    assert r.exit_code == 2
+    assert r.exit_code == 3
     assert "^[a-zA-Z][a-zA-Z0-9_]*$" in (r.output + getattr(r, "stderr", ""))

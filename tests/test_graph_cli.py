@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fieldgraph.ingest.cli import app
+from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_UNAVAILABLE
 
 from .conftest import EXAMPLES, ds, schema_event, sf
 
@@ -67,7 +68,7 @@ def test_bad_events_are_reported_with_file_and_line_and_the_rest_goes_in(cli, tm
     (tmp_path / "events.jsonl").write_text(good + "\n{broken\n" + json.dumps({"entityType": "dataset"}) + "\n")
     shutil.copy(EXAMPLES / "05_report_schema.jsonl", tmp_path / "more.jsonl")
     rejects = tmp_path / "out" / "rejects.jsonl"
-    res = cli("ingest", str(tmp_path), "--rejects", str(rejects))
+    res = cli("ingest", str(tmp_path), "--rejects", str(rejects), code=EXIT_BAD_INPUT)  # and the rest written
     assert "events.jsonl:2" in res.stderr and "events.jsonl:3" in res.stderr and "changeType" in res.stderr
     lines = [json.loads(x) for x in rejects.read_text().splitlines()]
     assert [(r["line"], r["file"].endswith("events.jsonl")) for r in lines] == [(2, True), (3, True)]
@@ -75,22 +76,22 @@ def test_bad_events_are_reported_with_file_and_line_and_the_rest_goes_in(cli, tm
 
 
 def test_clear_errors(cli, tmp_path) -> None:
-    res = cli("ingest", str(tmp_path / "missing.json"), code=2)
+    res = cli("ingest", str(tmp_path / "missing.json"), code=EXIT_BAD_INPUT)
     assert "missing.json: no such file" in res.stderr
-    res = cli("lineage", "upstream", sf(ds("db.none"), "x"), code=2)
+    res = cli("lineage", "upstream", sf(ds("db.none"), "x"), code=EXIT_NOT_FOUND)
     assert "not in the graph" in res.stderr
-    res = cli("stats", "--graph", "mongodb://x", code=2)
+    res = cli("stats", "--graph", "mongodb://x", code=EXIT_BAD_INPUT)
     assert "unknown graph URI" in res.stderr
-    res = cli("query", "MATCH (n RETURN n", code=2)
+    res = cli("query", "MATCH (n RETURN n", code=EXIT_BAD_INPUT)
     assert "refused the statement" in res.stderr
-    res = cli("query", "RETURN 1", "-p", "novalue", code=2)
+    res = cli("query", "RETURN 1", "-p", "novalue", code=EXIT_BAD_INPUT)
     assert "expected name=value" in res.stderr
 
 
 def test_neo4j_credentials_are_checked_and_never_echoed(neo4j_server) -> None:
     wrong = f"bolt://neo4j:not-the-password@127.0.0.1:{neo4j_server.bolt_port}"
     res = CliRunner().invoke(app, ["stats", "--graph", wrong])
-    assert res.exit_code == 2
+    assert res.exit_code == EXIT_UNAVAILABLE
     assert "cannot reach Neo4j at bolt://127.0.0.1" in res.stderr and "Unauthorized" in res.stderr
     assert "not-the-password" not in res.output + res.stderr
     ok = CliRunner().invoke(app, ["stats", "--graph", neo4j_server.uri, "--json"])

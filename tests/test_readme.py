@@ -7,6 +7,7 @@ repository path it names exists, every ``fieldgraph ...`` command it shows answe
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -73,3 +74,75 @@ def test_scripts_parse_their_flags(script: tuple[str, ...]) -> None:
     proc = subprocess.run([sys.executable, *script, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "usage" in proc.stdout.lower()
+
+
+# --- README's shell sessions, run ---------------------------------------------------------------------------------
+
+#: commands README shows that need what a test session does not start for them (Docker, a Kafka broker the
+#: reader runs, a cluster) or that CI runs itself (make run, make test): checked above to exist, not run here
+NEEDS_SERVICES = re.compile(r"^(make|docker|curl|pip|spark-submit)\b|^fieldgraph (emit|worker)\b")
+
+
+def sessions() -> list[tuple[str, int, list[str]]]:
+    """README's ``sh`` code blocks as (command, expected exit code, expected output lines), in order.
+
+    ``NAME=value`` lines are shell variables, kept for the commands after them; a comment ``# exit N`` says
+    the command exits N; comment lines ``#   words`` right after a command are lines of its output (their
+    words appear in this order in one line of what it prints)."""
+    out: list[tuple[str, int, list[str]]] = []
+    variables: list[str] = []
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        for line in block.splitlines():
+            if line.startswith("#   ") and out:
+                out[-1][2].append(line[1:].strip())
+            elif re.match(r"^[A-Z_]+=", line):
+                variables.append(line.strip())
+            elif line.strip() and not line.startswith("#") and not NEEDS_SERVICES.match(line):
+                expected = re.search(r"#\s*exit (\d)", line)
+                command = re.sub(r"\s#\s.*", "", line).strip()
+                out.append(("; ".join([*variables, command]), int(expected[1]) if expected else 0, []))
+    return out
+
+
+def _in_order(words: list[str], line: str) -> bool:
+    at = 0
+    for w in words:
+        at = line.find(w, at)
+        if at < 0:
+            return False
+        at += len(w)
+    return True
+
+
+def test_readme_shell_sessions_run_and_print_what_they_show(tmp_path: Path) -> None:
+    """Every README shell command that needs no outside service, in README's order, in a fresh folder with
+    the repository's examples/ and cypher/: it exits as README says and prints the output lines README shows."""
+    for name in ("examples", "cypher"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FIELDGRAPH_", "NEO4J_"))}
+    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", COLUMNS="200")
+    ran = sessions()
+    assert len(ran) > 30
+    for command, code, shown in ran:
+        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert proc.returncode == code, f"{command}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        assert "Traceback" not in proc.stderr, proc.stderr
+        for expected in shown:
+            words = expected.split()
+            assert any(_in_order(words, line) for line in proc.stdout.splitlines()), \
+                f"{command}\nREADME shows: {expected}\nit printed:\n{proc.stdout}"
+
+
+def test_readme_python_examples_run_and_return_what_they_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's Python blocks that need no broker run as shown; ``expr  # 'value'`` lines evaluate to value."""
+    import ast
+
+    monkeypatch.chdir(ROOT)
+    blocks = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "Emitter(" not in b]
+    assert blocks
+    for block in blocks:
+        scope: dict[str, object] = {}
+        exec(compile(block, "README.md", "exec"), scope)  # noqa: S102 - README's own example
+        for expr, value in re.findall(r"^(\S.*?)\s+#\s+('[^']*')\s*$", block, re.M):
+            assert eval(expr, scope) == ast.literal_eval(value), expr  # noqa: S307

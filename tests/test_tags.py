@@ -115,7 +115,7 @@ def test_cli_tag_tags_tagged_and_lineage_summary(graph, monkeypatch) -> None:
         text = run("lineage-summary", field_urn(users, "first_name"), "--direction", "outgoing").stdout
         assert "normalized_user_profiles" in text and "dropped by" in text and "dropFirst" in text
         assert "expected incoming or outgoing" in run("lineage-summary", field_urn(users, "id"), "--direction",
-                                                      "up", code=2).stderr
-        assert "ISO 8601" in run("lineage-summary", field_urn(users, "id"), "--start", "soon", code=2).stderr
+                                                      "up", code=3).stderr
+        assert "ISO 8601" in run("lineage-summary", field_urn(users, "id"), "--start", "soon", code=3).stderr
     finally:
         run("query", "MATCH (n) DETACH DELETE n", "--write")

@@ -15,8 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 ORDERS = (HERE.parent / "schemas" / "orders.avsc").read_text()
-KEY = json.dumps({"type": "record", "name": "OrderKey", "namespace": "demo.orders",
-                  "fields": [{"name": "orderId", "type": "string"}, {"name": "restaurant", "type": "string"}]})
+KEY = (HERE.parent / "schemas" / "orders_key.avsc").read_text().strip()
 
 KAFKA = "urn:li:dataset:(urn:li:dataPlatform:kafka,demo.orders,PROD)"
 FACT = "urn:li:dataset:(urn:li:dataPlatform:hdfs,/demo/fact_orders,PROD)"

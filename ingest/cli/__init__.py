@@ -3,27 +3,57 @@
 The commands live by purpose in :mod:`.schema`, :mod:`.graph`, :mod:`.sources`, :mod:`.kafka` and
 :mod:`.backfill`; what they share in :mod:`.options` (option declarations, the time and ``name=value``
 parsers, opening the graph) and :mod:`.render` (consoles, tables). Errors end a command in one place,
-:class:`.boundary.Commands`.
+:class:`.boundary.Commands`, with the exit code of their kind (:mod:`.boundary` lists them); the root
+options (``--version``, ``--log-level``, ``--log-format``) are read once, in :func:`_root`.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
 from fieldgraph.ingest.cli import backfill, graph, kafka, schema, sources
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, Commands
+from fieldgraph.ingest.cli.logs import FORMATS, LEVELS, setup_logging
 
-app = typer.Typer(cls=Commands, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+app = typer.Typer(cls=Commands, no_args_is_help=True, rich_markup_mode=None,
                   help="Field-level lineage: schemas, events, graph.")
 
 
+def _version(show: bool) -> None:
+    if show:
+        from importlib.metadata import version
+
+        typer.echo(f"fieldgraph {version('fieldgraph')}")
+        raise typer.Exit()
+
+
+def _choice(name: str, choices: Sequence[str]) -> Any:
+    def check(value: str) -> str:
+        if value.lower() not in choices:
+            raise typer.BadParameter(f"{value!r}: choose one of {', '.join(choices)}")
+        return value.lower()
+
+    return typer.Option(f"--{name}", envvar=f"FIELDGRAPH_{name.upper().replace('-', '_')}", callback=check,
+                        metavar=name.split("-")[1].upper(), help=" | ".join(choices))
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print fieldgraph's version and exit.")] = False,
+    log_level: Annotated[str, _choice("log-level", LEVELS)] = "info",
+    log_format: Annotated[str, _choice("log-format", FORMATS)] = "text",
+) -> None:
     """Field-level lineage: normalize schemas, ingest change events, query the lineage graph."""
+    from fieldgraph.ingest.config import unknown_env
+
+    setup_logging(log_level, log_format)
+    for warning in unknown_env():
+        logging.getLogger("fieldgraph.config").warning("%s", warning)
 
 
 for _name, _command in (
@@ -47,25 +77,12 @@ app.add_typer(graph.lineage_app, name="lineage")
 app.add_typer(graph.server_app, name="server")
 
 
-def _show_graph_start_up() -> None:
-    """The embedded graph's start-up progress (a large graph takes seconds to load) on stderr."""
-    progress = logging.getLogger("fieldgraph.graph.embedded")
-    if progress.handlers:
-        return
-    progress.setLevel(logging.INFO)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    progress.addHandler(handler)
-    progress.propagate = False
-
-
 def main(argv: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:
     """Run ``fieldgraph`` with ``argv`` (default: the process's arguments); returns the exit code.
 
     Typer's standalone mode does the printing (usage errors, ``--help``) and ends in ``SystemExit``;
     its code is returned, so callers (the console script, the backfill's spark-submit entry) exit with it.
     """
-    _show_graph_start_up()
     try:
         app(args=None if argv is None else list(argv), prog_name=prog_name)
     except SystemExit as exc:

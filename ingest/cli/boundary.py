@@ -1,9 +1,24 @@
-"""The CLI's one error boundary: an error that is the input's fault ends a command with one line and exit 2.
+"""The CLI's one error boundary and its exit codes.
 
 Commands raise the errors of :mod:`fieldgraph.errors` (or let them through); :class:`Commands`, the root
-group every command runs in, prints ``error: <message>`` on stderr and exits with :data:`EXIT_BAD_INPUT`.
-An ``OSError`` about a file (one that cannot be read) is bad input too. Anything else is a bug and keeps
-its traceback.
+group every command runs in, prints ``error: <message>`` on stderr and exits with the code of the error's
+kind (:func:`exit_code`). An ``OSError`` about a file (one that cannot be read) is bad input too. Anything
+else is a bug and keeps its traceback.
+
+Exit codes (README's "Exit codes" lists them too):
+
+====  =====================================================================================
+0     done
+1     failed: a check did not pass (``diff`` found a broken rule), or the graph, the worker
+      or the emitter failed
+2     usage: an unknown command or option, a missing argument (click's own code)
+3     input rejected: a schema, event, file, URN, Cypher statement or setting that cannot be used
+      (``ingest`` and ``emit`` exit 3 when they skipped some events, after writing or sending the rest)
+4     not found: a field, dataset, lineage path or embedded graph that is not there
+5     unavailable: the graph, the broker or the schema registry cannot be reached
+      (``server status``: the embedded server is not running)
+6     partial: a lineage walk stopped at its depth cap or time budget (the result is printed)
+====  =====================================================================================
 """
 
 from __future__ import annotations
@@ -11,23 +26,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-from fieldgraph.errors import FieldgraphError, InputError
+from fieldgraph.errors import FieldgraphError, GraphRefused, InputError, NotFoundError, TransientError
 from fieldgraph.ingest.cli.render import print_error
 
-#: Exit code for bad input (a schema, an event, a path that cannot be read, a bad setting, a graph that fails).
-EXIT_BAD_INPUT = 2
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 3
+EXIT_NOT_FOUND = 4
+EXIT_UNAVAILABLE = 5
+EXIT_PARTIAL = 6
 
 #: OSErrors that are about a path the user gave, even when they do not name it
 _PATH_ERRORS = (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
 def bad_input_message(exc: BaseException) -> str | None:
-    """The one-line message for an error that is the input's fault; None for anything else (a bug)."""
+    """The one-line message for an error that ends a command; None for anything else (a bug)."""
     if isinstance(exc, FieldgraphError):
         return str(exc)
     if isinstance(exc, OSError) and (exc.filename is not None or isinstance(exc, _PATH_ERRORS)):
@@ -35,6 +55,17 @@ def bad_input_message(exc: BaseException) -> str | None:
             return f"{exc.filename}: {exc.strerror}"
         return str(exc)
     return None
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code of an error that ends a command (see the table above)."""
+    if isinstance(exc, NotFoundError):
+        return EXIT_NOT_FOUND
+    if isinstance(exc, TransientError):
+        return EXIT_UNAVAILABLE
+    if isinstance(exc, (InputError, GraphRefused, OSError, LookupError)):  # LookupError: an ambiguous field name
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED
 
 
 class Commands(TyperGroup):
@@ -48,7 +79,21 @@ class Commands(TyperGroup):
             if message is None:
                 raise
             print_error(message)
-            raise typer.Exit(EXIT_BAD_INPUT) from None
+            raise typer.Exit(exit_code(exc)) from None
+
+
+def finish(*, partial: bool = False, not_found: bool = False, rejected: bool = False) -> None:
+    """End a command that printed its result with the code that says what kind of result it was."""
+    if not_found:
+        _exit(EXIT_NOT_FOUND)
+    if rejected:
+        _exit(EXIT_BAD_INPUT)
+    if partial:
+        _exit(EXIT_PARTIAL)
+
+
+def _exit(code: int) -> NoReturn:
+    raise typer.Exit(code)
 
 
 @contextmanager

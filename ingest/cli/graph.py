@@ -11,12 +11,12 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from fieldgraph.ingest.cli.boundary import EXIT_UNAVAILABLE, finish
 from fieldgraph.ingest.cli.options import (
     DEFAULT_TIME_BUDGET,
     TIME_FORMS,
     AsJson,
     AsOf,
-    DataDir,
     Depth,
     GraphName,
     GraphUri,
@@ -26,7 +26,7 @@ from fieldgraph.ingest.cli.options import (
     parse_pairs,
     parse_time,
 )
-from fieldgraph.ingest.cli.render import count_table, ds, dump, hop_table, out, progress, short
+from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, hop_table, out, plural, progress, short
 
 FIELD_HELP = "Field URN (datasetField or schemaField; v2, v1 or /slash path)."
 
@@ -45,11 +45,13 @@ def ingest_cmd(
     graph: GraphUri = None,
     graph_name: GraphName = None,
     rejects: Path = typer.Option(Path(".fieldgraph/rejects.jsonl"), "--rejects",
-                                 help="Where bad events go (JSON Lines with file, line, error, event)."),
+                                 help="Where bad events go, appended (JSON Lines with rejectedAt, file, line, "
+                                 "error, event)."),
     batch: int = typer.Option(1000, "--batch", min=1, help="Events per graph write batch."),
     as_json: SummaryJson = False,
 ) -> None:
-    """Ingest change events into the lineage graph. Bad events are reported and skipped, never fatal."""
+    """Ingest change events into the lineage graph. Bad events are reported and skipped, never fatal
+    (exit 3 when there were any, after the rest is written)."""
     from fieldgraph.ingest.config import platforms_from_env
     from fieldgraph.ingest.replay import decode, event_files, read_events, write_rejects
 
@@ -70,7 +72,7 @@ def ingest_cmd(
                     bar.console.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"),
                                       soft_wrap=True)
             bar.advance(reading)
-    with open_graph(graph, graph_name) as g:
+    with open_graph(graph, graph_name, create=True) as g:
         with progress() as bar:
             task = bar.add_task("writing the graph", total=len(changes))
             report = g.ingest(changes, batch_events=batch, progress=lambda n: bar.advance(task, n))
@@ -92,15 +94,17 @@ def ingest_cmd(
     }
     if as_json:
         dump(summary)
+        finish(rejected=bool(bad))
         return
     rows = [(k, v) for k, v in summary.items() if k not in ("ambiguousReferences", "graph", "rejectsFile")]
-    out.print(count_table(f"ingested {len(files)} files, {events} events",
+    out.print(count_table(f"ingested {plural(len(files), 'file')}, {plural(events, 'event')}",
                           rows + [(f"graph {k}", v) for k, v in stats.items()]))
     for a in summary["ambiguousReferences"]:
         out.print(Text(f"ambiguous: {ds(a['dataset'])} {a['reference']!r} matches {', '.join(a['candidates'])}",
                        style="yellow"), soft_wrap=True)
     if bad:
-        out.print(Text(f"{len(bad)} bad events written to {rejects}", style="yellow"))
+        out.print(Text(f"{plural(len(bad), 'bad event')} added to {rejects}", style="yellow"))
+    finish(rejected=bool(bad))
 
 
 # ---- lineage ----
@@ -113,10 +117,11 @@ def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of
         res = getattr(g, direction)(field, depth, time_budget_s=budget, as_of=when)
     if as_json:
         dump({**res.to_json(), "asOf": when})
-        return
-    out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {len(res.hops)} edges"))
-    if res.partial:
-        out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    else:
+        out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {plural(len(res.hops), 'edge')}"))
+        if res.partial:
+            out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    finish(partial=res.cut_short)
 
 
 @lineage_app.command("upstream")
@@ -163,12 +168,12 @@ def path_cmd(
         path, res = g.path(source, target, depth, as_of=when)
     if as_json:
         dump({"path": path, "partial": res.partial, "reason": res.reason, "asOf": when})
-        return
-    if not path:
+    elif not path:
         out.print("no lineage path" + (f" (partial: {res.reason})" if res.partial else ""))
-        raise typer.Exit(1)
-    for i, urn in enumerate(path):
-        out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn)))
+    else:
+        for i, urn in enumerate(path):
+            out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn)))
+    finish(not_found=not path and not res.cut_short, partial=res.cut_short)
 
 
 @lineage_app.command("fields")
@@ -186,12 +191,12 @@ def fields_cmd(
     if as_json:
         dump(rows)
         return
-    t = Table(title=f"{len(rows)} fields of {ds(dataset)}{_at(when)}")
+    t = Table(title=f"{plural(len(rows), 'field')} of {ds(dataset)}{_at(when)}")
     for col in ("field", "type", "native type", "state"):
         t.add_column(col, overflow="fold")
     for r in rows:
         state = "placeholder" if r["placeholder"] else "removed" if r["removed"] else ""
-        t.add_row(Text(r["fieldPath"]), Text(r["type"] or ""), Text(r["nativeDataType"] or ""), state)
+        t.add_row(Name(r["fieldPath"]), Text(r["type"] or ""), Text(r["nativeDataType"] or ""), state)
     out.print(t)
 
 
@@ -217,17 +222,17 @@ def diff_lineage_cmd(
         t.add_column(col, overflow="fold")
     fields = res["fields"]
     for path in fields["added"]:
-        t.add_row("added", "field", Text(path), "", "")
+        t.add_row("added", "field", Name(path), "", "")
     for path in fields["removed"]:
-        t.add_row("removed", "field", Text(path), "", "")
+        t.add_row("removed", "field", Name(path), "", "")
     for c in fields["changed"]:
-        t.add_row("changed", "field", Text(c["fieldPath"]), Text(", ".join(f"{k}: {c['from'][k]} -> {c['to'][k]}"
+        t.add_row("changed", "field", Name(c["fieldPath"]), Text(", ".join(f"{k}: {c['from'][k]} -> {c['to'][k]}"
                                                                       for k in c["from"])), "")
     for key in ("added", "removed"):
         for e in res["edges"][key]:
             mine, other = (e["down"], e["up"]) if e["direction"] == "in" else (e["up"], e["down"])
-            t.add_row(key, f"edge {'from' if e['direction'] == 'in' else 'to'}", Text(short(mine)),
-                      Text(short(other)), Text(f"{e['source']} {e['transformation'] or ''}".strip()))
+            t.add_row(key, f"edge {'from' if e['direction'] == 'in' else 'to'}", Name(short(mine)),
+                      Name(short(other)), Text(f"{e['source']} {e['transformation'] or ''}".strip()))
     out.print(t)
     if not t.row_count:
         out.print("no change")
@@ -256,7 +261,7 @@ def datasets_cmd(
     for col in ("downstream", "upstream", "field edges", "transformations"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Text(ds(r["downstream"])), Text(ds(r["upstream"])), str(r["fieldEdges"]),
+        t.add_row(Name(ds(r["downstream"])), Name(ds(r["upstream"])), str(r["fieldEdges"]),
                   Text(", ".join(str(x).rsplit(".", 1)[-1] for x in r["transformations"] if x)))
     out.print(t)
 
@@ -274,11 +279,11 @@ def unresolved_cmd(
     if as_json:
         dump(rows)
         return
-    t = Table(title=f"{len(rows)} unresolved references")
+    t = Table(title=f"{plural(len(rows), 'unresolved reference')}")
     for col in ("dataset", "reference", "edges", "candidates"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Text(ds(r["dataset"])), Text(r["reference"] or ""), str(r["edges"]),
+        t.add_row(Name(ds(r["dataset"])), Name(r["reference"] or ""), str(r["edges"]),
                   Text("\n".join(r.get("candidates") or []) or ("" if not r.get("ambiguous", True) else "?")))
     out.print(t)
 
@@ -302,15 +307,17 @@ def impact_cmd(
     if as_json:
         dump({"start": res.start, "partial": res.partial, "reason": res.reason, "datasets": by_ds,
               "hops": [h.to_json() for h in res.hops], "asOf": when})
+        finish(partial=res.cut_short)
         return
-    t = Table(title=f"impact of {short(res.start)}{_at(when)}: {len(by_ds)} datasets")
+    t = Table(title=f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}")
     t.add_column("dataset", overflow="fold")
     t.add_column("fields", overflow="fold")
     for d, fields in by_ds.items():
-        t.add_row(Text(ds(d)), Text("\n".join(fields)))
+        t.add_row(Name(ds(d)), Text("\n".join(fields)))
     out.print(t)
     if res.partial:
         out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    finish(partial=res.cut_short)
 
 
 def query_cmd(
@@ -328,7 +335,7 @@ def query_cmd(
     if as_json:
         dump(rows)
         return
-    t = Table(title=f"{len(rows)} rows")
+    t = Table(title=plural(len(rows), 'row'))
     cols = list(rows[0]) if rows else []
     for c in cols:
         t.add_column(c, overflow="fold")
@@ -355,25 +362,33 @@ def stats_cmd(
 # ---- the embedded server ----
 
 
-def _server(data: Path | None) -> Any:
+def _server(graph: str | None) -> Any:
+    """The embedded server of ``--graph`` (``embedded[:PATH]``; else $FIELDGRAPH_GRAPH, $FIELDGRAPH_DATA)."""
+    from fieldgraph.errors import ConfigError
     from fieldgraph.graph import EmbeddedServer
+    from fieldgraph.ingest.config import GraphConfig
 
-    return EmbeddedServer(data)
+    cfg = GraphConfig.from_env(uri=graph)
+    scheme, _, path = cfg.uri.partition(":")
+    if scheme != "embedded":
+        raise ConfigError(f"--graph {cfg.uri!r}: the server commands manage the embedded graph only "
+                          "(embedded or embedded:PATH)")
+    return EmbeddedServer(path.removeprefix("//") or cfg.data_dir)
 
 
 @server_app.command("start")
-def server_start(data: DataDir = None) -> None:
+def server_start(graph: GraphUri = None) -> None:
     """Start the embedded FalkorDB and leave it running, so commands reuse it."""
-    s = _server(data)
+    s = _server(graph)
     s.start()
     out.print(Text(f"{'started' if s.started_here else 'already running'}: {s.socket}"))
     s.process = None  # leave it running
 
 
 @server_app.command("stop")
-def server_stop(data: DataDir = None) -> None:
+def server_stop(graph: GraphUri = None) -> None:
     """Stop the embedded FalkorDB (its data is kept in the AOF)."""
-    s = _server(data)
+    s = _server(graph)
     if not s.running():
         out.print("not running")
         return
@@ -382,8 +397,10 @@ def server_stop(data: DataDir = None) -> None:
 
 
 @server_app.command("status")
-def server_status(data: DataDir = None) -> None:
-    """Whether the embedded FalkorDB is running."""
-    s = _server(data)
-    out.print(Text(f"{'running' if s.running() else 'not running'}: {s.socket}"))
-
+def server_status(graph: GraphUri = None) -> None:
+    """Whether the embedded FalkorDB is running (exit 0) or not (exit 5)."""
+    s = _server(graph)
+    running = s.running()
+    out.print(Text(f"{'running' if running else 'not running'}: {s.socket}"))
+    if not running:
+        raise typer.Exit(EXIT_UNAVAILABLE)

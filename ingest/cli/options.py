@@ -7,7 +7,6 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
 import typer
@@ -27,9 +26,6 @@ GraphUri = Annotated[str | None, typer.Option("--graph", "-g", help=GRAPH_HELP, 
                                               show_envvar=False)]
 #: ``--graph-name``: the FalkorDB graph
 GraphName = Annotated[str | None, typer.Option("--graph-name", help="Graph (FalkorDB) to use; default fieldgraph.")]
-#: ``--data``: the embedded FalkorDB's data folder
-DataDir = Annotated[Path | None, typer.Option("--data", envvar="FIELDGRAPH_DATA", show_envvar=False,
-                                              help="Data folder (default .fieldgraph/ or $FIELDGRAPH_DATA).")]
 
 
 def json_option(help: str | None = None) -> Any:
@@ -114,12 +110,13 @@ def parse_pairs(items: Iterable[str], option: str, *, typed: bool = False) -> di
 
 
 @contextmanager
-def open_graph(uri: str | None, name: str | None = None) -> Iterator[LineageGraph]:
+def open_graph(uri: str | None, name: str | None = None, *, create: bool = False) -> Iterator[LineageGraph]:
     """The graph a command's ``--graph``/``--graph-name`` name (else the environment's, else the default),
-    closed when the command is done with it."""
+    closed when the command is done with it. An embedded graph is created only by a command that writes
+    (``create``): the others, run where there is none (another directory, a mistyped path), say so."""
     from fieldgraph.ingest.config import GraphConfig
 
-    g = GraphConfig.from_env(uri=uri, name=name).open()
+    g = GraphConfig.from_env(uri=uri, name=name).open(create=create)
     try:
         yield g
     finally:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -23,6 +25,11 @@ err = Console(stderr=True)
 def print_error(message: str) -> None:
     """The one-line ``error: ...`` on stderr."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``many``: an irregular plural)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def dump(obj: Any) -> None:
@@ -59,17 +66,65 @@ def simple(path: str | None) -> str | None:
     return (v1_path(path) or path) if path else path
 
 
+def wrap(name: str, width: int) -> list[str]:
+    """``name`` in lines of at most ``width`` characters, broken after a ``.``, ``/``, ``:`` or ``,`` (a part
+    longer than a line is folded)."""
+    lines: list[str] = []
+    line = ""
+    for part in re.findall(r"[^./:,]+[./:,]*|[./:,]+", name):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        while len(line) + len(part) > width:
+            cut = width - len(line)
+            lines.append(line + part[:cut])
+            line, part = "", part[cut:]
+        line += part
+    return [*lines, line] if line or not lines else lines
+
+
+class Name:
+    """A table cell holding a URN, field path or dotted name: it wraps between its parts (after ``.``,
+    ``/``, ``:``, ``,``), never inside one, so names stay readable in a narrow terminal."""
+
+    #: a part longer than this may still be folded (rather than making its column this wide)
+    LONGEST_PART = 24
+
+    def __init__(self, text: str, style: str = "") -> None:
+        self.text, self.style = text, style
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        parts = re.findall(r"[^./:,]+[./:,]*|[./:,]+", self.text) or [""]
+        longest = min(max(len(p) for p in parts), self.LONGEST_PART)
+        return Measurement(longest, max(len(self.text), longest))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text("\n".join(wrap(self.text, max(options.max_width, 1))), style=self.style, no_wrap=True)
+
+
+def via(edge: dict[str, Any]) -> str:
+    """An edge in a few words: its transformation, ``indirect``, ``masking``, a confidence below 1."""
+    words = [str(edge.get("transformation") or "").rsplit(".", 1)[-1]]
+    words += [w for w, on in (("indirect", edge.get("kind") == "INDIRECT"), ("masking", edge.get("masking"))) if on]
+    confidence = edge.get("confidenceScore")
+    if isinstance(confidence, (int, float)) and confidence < 1:
+        words.append(f"{confidence:g}")
+    return " ".join(w for w in words if w)
+
+
 def hop_table(res: Any, title: str) -> Table:
-    """The hops of a lineage walk (``LineageResult``), one row per edge."""
+    """The hops of a lineage walk (``LineageResult``), one row per edge: the field reached (platform,
+    dataset and field path), the field it was reached from, and the edge (transformation, confidence)."""
     t = Table(title=title)
-    for col in ("depth", "dataset", "field", "from", "transformation", "confidence", "status"):
-        t.add_column(col, overflow="fold")
+    t.add_column("hop", justify="right")
+    t.add_column("field")
+    t.add_column("from")
+    t.add_column("via")
     for h in res.hops:
-        status = ",".join(s for s, on in (("placeholder", h.placeholder), ("removed", h.removed),
-                                           ("ambiguous", h.ambiguous)) if on)
-        t.add_row(str(h.depth), Text(ds(h.datasetUrn or h.urn)), Text(simple(h.fieldPath) or "(dataset)"),
-                  Text(short(h.from_urn)), Text(str(h.edge.get("transformation") or "").rsplit(".", 1)[-1]),
-                  str(h.edge.get("confidenceScore", "")), status)
+        status = [s for s, on in (("placeholder", h.placeholder), ("removed", h.removed),
+                                  ("ambiguous", h.ambiguous)) if on]
+        reached = f"{ds(h.datasetUrn or h.urn)}.{simple(h.fieldPath)}" if h.fieldPath else ds(h.datasetUrn or h.urn)
+        t.add_row(str(h.depth), Name(reached), Name(short(h.from_urn)), Text(" ".join([via(h.edge), *status])))
     return t
 
 

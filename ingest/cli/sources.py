@@ -7,9 +7,9 @@ from rich.table import Table
 from rich.text import Text
 
 from fieldgraph.errors import InputError
-from fieldgraph.ingest.cli.boundary import value_errors_are_bad_input
+from fieldgraph.ingest.cli.boundary import finish, value_errors_are_bad_input
 from fieldgraph.ingest.cli.options import AsJson, AsOf, GraphName, GraphUri, open_graph, parse_time
-from fieldgraph.ingest.cli.render import ds, dump, out, short
+from fieldgraph.ingest.cli.render import Name, ds, dump, out, plural, short
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
 
@@ -42,6 +42,7 @@ def tags_cmd(
         res = g.tags(field, indirect=indirect, as_of=when)
     if as_json:
         dump(res)
+        finish(partial=res["partial"])
         return
     t = Table(title=f"tags of {short(res['field'])}")
     for col in ("tag", "from", "distance"):
@@ -49,10 +50,11 @@ def tags_cmd(
     for label in res["own"]:
         t.add_row(Text(label), "(own)", "0")
     for i in res["inherited"]:
-        t.add_row(Text(i["label"]), Text(short(i["from"])), str(i["distance"]))
+        t.add_row(Text(i["label"]), Name(short(i["from"])), str(i["distance"]))
     out.print(t)
     if res["partial"]:
         out.print(Text(f"partial result: {res['reason']}", style="yellow"))
+    finish(partial=res["partial"])
 
 
 def tagged_cmd(
@@ -70,11 +72,11 @@ def tagged_cmd(
     if as_json:
         dump(rows)
         return
-    t = Table(title=f"{len(rows)} fields carry {tag}")
+    t = Table(title=f"{plural(len(rows), 'field')} {'carries' if len(rows) == 1 else 'carry'} {tag}")
     for col in ("dataset", "field", "from", "distance"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Text(ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
+        t.add_row(Name(ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
                   Text("(own)" if r["own"] else "\n".join(short(u) for u in r["from"])), str(r["distance"]))
     out.print(t)
 
@@ -102,7 +104,7 @@ def lineage_summary_cmd(
     t.add_column("dataset", overflow="fold")
     t.add_column("fields", overflow="fold")
     for row in res["summary"]:
-        t.add_row(Text(ds(row["dataset"])), Text(", ".join(row["fields"])))
+        t.add_row(Name(ds(row["dataset"])), Text(", ".join(row["fields"])))
     out.print(t)
     ops = Table(title="operations")
     for col in ("program or query", "run", "operations", "transformation"):
