@@ -386,7 +386,10 @@ class BackfillReport:
             "lineageDeletes": lin["lineage_deletes"], "fieldsWritten": s["fields"],
             "fieldsRemoved": s["fields_removed"],
             "nodesWritten": nodes, "edgesWritten": w["edges"], "placeholdersCreated": lin["placeholders"],
-            "placeholdersResolved": w["placeholders_resolved"], "ambiguousReferences": w["ambiguous"],
+            "placeholdersResolved": w["placeholders_resolved"],
+            # the references the graph holds as ambiguous (a count of planning steps would count a reference
+            # once per version and per run that met it)
+            "ambiguousReferences": self.graph.get("ambiguousReferences", w["ambiguous"]),
             "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
             "eventsPerSecond": round(c["events"] / self.seconds, 1) if self.seconds else None,
             "sparkUI": self.spark_ui, "graph": self.graph,

@@ -9,8 +9,9 @@ import typer
 from rich.text import Text
 
 from fieldgraph.errors import FieldgraphError
+from fieldgraph.ingest.cli.boundary import finish
 from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, parse_pairs, parse_time
-from fieldgraph.ingest.cli.render import count_table, dump, out, progress
+from fieldgraph.ingest.cli.render import count_table, dump, out, plural, progress
 
 
 def backfill_cmd(
@@ -34,7 +35,7 @@ def backfill_cmd(
 ) -> None:
     """Backfill the graph from archived change events with Spark: the graph streaming the same events ends in.
 
-    Bad records are counted and written to --rejects with their reason, never fatal.
+    Bad records are counted and added to --rejects with their reason, never fatal (exit 3 when there were any).
     """
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
 
@@ -59,9 +60,12 @@ def backfill_cmd(
     summary = report.to_json()
     if as_json:
         dump(summary)
+        finish(rejected=bool(summary["rejected"]))
         return
     rows = [(k, v) for k, v in summary.items() if k not in ("graph", "rejectsPath", "sparkUI", "files", "seconds")]
-    out.print(count_table(f"backfilled {summary['files']} files, {summary['events']} events in {summary['seconds']}s",
-                          rows + [(f"graph {k}", v) for k, v in summary["graph"].items()]))
+    out.print(count_table(f"backfilled {plural(summary['files'], 'file')}, {plural(summary['events'], 'event')} "
+                          f"in {summary['seconds']}s", rows + [(f"graph {k}", v) for k, v in summary["graph"].items()]))
     if summary["rejected"]:
-        out.print(Text(f"{summary['rejected']} bad records written to {summary['rejectsPath']}", style="yellow"))
+        out.print(Text(f"{plural(summary['rejected'], 'bad record')} added to {summary['rejectsPath']}",
+                       style="yellow"))
+    finish(rejected=bool(summary["rejected"]))
