@@ -52,7 +52,7 @@ from fieldgraph.changes import (
     LineageChange,
     SchemaChange,
 )
-from fieldgraph.errors import FieldgraphError
+from fieldgraph.errors import InputError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
@@ -66,7 +66,7 @@ DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
 DATASETS_PER_CHUNK = 500
 
 
-class BackfillError(FieldgraphError):
+class BackfillError(InputError):
     """The backfill cannot start: a bad option or input path."""
 
 
