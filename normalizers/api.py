@@ -69,7 +69,12 @@ def normalize(
     ``options`` go to the format's converter (Protobuf: ``message``, ``imports``, ``import_paths``;
     DataMine: ``table``).
     """
-    model = to_model(schema, format, name=name, **options)
+    return fields_of(to_model(schema, format, name=name, **options), key=key, name=name)
+
+
+def fields_of(model: Type, *, key: bool = False, name: str | None = None) -> list[SchemaField]:
+    """The fields of a type model, as :func:`normalize` gives them (every caller that lists a model's fields
+    goes through here, so a table's columns are laid out the same way everywhere)."""
     try:
         if isinstance(model, Record) and model.name == TABLE_ROOT:
             # A table of columns (Arrow, Parquet, Spark): DataHub lays these out column by column.

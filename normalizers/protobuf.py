@@ -229,7 +229,10 @@ def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]
         out = os.path.join(tmp, "out.desc")
         includes = [src, *(os.fspath(p) for p in (import_paths or ())),
                     os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"), fallback]
-        args = ["protoc", *(f"-I{i}" for i in includes), f"--descriptor_set_out={out}", "--include_imports", main]
+        # the input by its path in src, not its name: protoc maps an input that exists on disk (a file of that
+        # name in the working directory) through the import paths, where src's copy would shadow it
+        source = os.path.join(src, *PurePosixPath(main).parts)
+        args = ["protoc", *(f"-I{i}" for i in includes), f"--descriptor_set_out={out}", "--include_imports", source]
         code, messages = _run_protoc(_protoc_compiler, [a.encode() for a in args], tmp)
         if code != 0 or not os.path.exists(out):
             for root in (src + os.sep, fallback + os.sep, tmp + os.sep):

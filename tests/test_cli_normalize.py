@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 ORDERS = ROOT / "examples" / "schemas" / "orders.avsc"
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     exe = shutil.which("fieldgraph", path=str(Path(sys.executable).parent))
     cmd = [exe] if exe else [sys.executable, "-m", "fieldgraph.ingest.cli"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True,
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, cwd=cwd,
                           env={"COLUMNS": "200", "PATH": "/usr/bin:/bin"})
 
 
@@ -52,18 +52,100 @@ def test_table_output_shows_literal_paths():
         ('{"type": "record", ', "not valid JSON"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(tmp_path, content, message):
+def test_bad_input_exits_3_with_one_line(tmp_path, content, message):
     bad = tmp_path / "bad.avsc"
     bad.write_text(content)
     res = run("normalize", str(bad))
-    assert res.returncode == 2
+    assert res.returncode == 3
     assert res.stdout == ""
     assert message in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
     assert "Traceback" not in res.stderr
 
 
-def test_missing_file_exits_2(tmp_path):
+def test_missing_file_exits_3(tmp_path):
     res = run("normalize", str(tmp_path / "nope.avsc"))
-    assert res.returncode == 2
+    assert res.returncode == 3
     assert "No such file" in res.stderr
+
+
+# --- .proto files where they are, and diff reading schemas as normalize does ----------------------------------
+
+ORDER_PROTO = 'syntax = "proto3";\npackage demo;\nimport "money.proto";\nmessage Order { string id = 1; Money total = 2; }\n'
+MONEY_PROTO = 'syntax = "proto3";\npackage demo;\nmessage Money { int64 units = 1; string currency = 2; }\n'
+
+
+def _paths(res: subprocess.CompletedProcess) -> list[str]:
+    assert res.returncode == 0, res.stderr
+    return [f["fieldPath"] for f in json.loads(res.stdout)]
+
+
+def test_a_proto_file_compiles_from_its_folder_a_subfolder_or_an_absolute_path(tmp_path):
+    (tmp_path / "order.proto").write_text(ORDER_PROTO)
+    (tmp_path / "money.proto").write_text(MONEY_PROTO)
+    here = _paths(run("normalize", "order.proto", "--json", cwd=tmp_path))  # protoc said: "Input is shadowed"
+    assert "[version=2.0].[type=demo_Order].[type=demo_Money].total.[type=long].units" in here
+    (tmp_path / "sub").mkdir()
+    assert _paths(run("normalize", "../order.proto", "--json", cwd=tmp_path / "sub")) == here
+    assert _paths(run("normalize", str(tmp_path / "order.proto"), "--json", cwd=tmp_path / "sub")) == here
+
+
+def test_a_proto_syntax_error_is_protocs_message(tmp_path):
+    (tmp_path / "bad.proto").write_text('syntax = "proto3";\nmessage B { int32 x = 1 }\n')
+    res = run("normalize", "bad.proto", cwd=tmp_path)
+    assert res.returncode == 3 and 'bad.proto:2:25: Expected ";"' in res.stderr, res.stderr
+    assert "fieldgraph-proto-" not in res.stderr and "shadowed" not in res.stderr
+
+
+def test_diff_of_proto_files_that_import_a_sibling(tmp_path):
+    (tmp_path / "money.proto").write_text(MONEY_PROTO)
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "order.proto").write_text(ORDER_PROTO)
+    (tmp_path / "v1" / "money.proto").write_text(MONEY_PROTO)
+    (tmp_path / "order.proto").write_text(ORDER_PROTO.replace("Money total = 2;", "Money total = 2; string note = 3;"))
+    res = run("diff", "v1/order.proto", "order.proto", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    changes = json.loads(res.stdout)["diffs"][0]["changes"]
+    assert [(c["kind"], c["path"]) for c in changes] == [("added", "[version=2.0].[type=demo_Order].[type=string].note")]
+
+
+def _table_schemas(tmp_path: Path) -> dict[str, tuple[Path, Path]]:
+    """The same table before and after (a column added, one widened) in Spark, Arrow and Parquet files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def spark(cols: list[tuple[str, str]]) -> dict:
+        return {"type": "struct", "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}} for n, t in cols]}
+
+    old = [("id", "long"), ("price", "integer"), ("tags", {"type": "array", "elementType": "string",
+                                                         "containsNull": True})]
+    new = [*old[:1], ("price", "long"), old[2], ("note", "string")]
+    out: dict[str, tuple[Path, Path]] = {}
+    for fmt, suffix in (("spark", ".json"), ("arrow", ".arrow"), ("parquet", ".parquet")):
+        paths = []
+        for label, cols in (("old", old), ("new", new)):
+            p = tmp_path / f"{fmt}_{label}{suffix}"
+            if fmt == "spark":
+                p.write_text(json.dumps(spark(cols)))
+            else:
+                arrow = {"long": pa.int64(), "integer": pa.int32(), "string": pa.string()}
+                schema = pa.schema([(n, arrow[t] if isinstance(t, str) else pa.list_(pa.string())) for n, t in cols])
+                if fmt == "arrow":
+                    with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, schema):
+                        pass
+                else:
+                    pq.write_table(schema.empty_table(), p)
+            paths.append(p)
+        out[fmt] = (paths[0], paths[1])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["spark", "arrow", "parquet"])
+def test_diff_names_fields_by_the_paths_normalize_gives(tmp_path, fmt):
+    old, new = _table_schemas(tmp_path)[fmt]
+    normalized = set(_paths(run("normalize", str(new), "--json")))
+    res = run("diff", str(old), str(new), "--json")
+    assert res.returncode == 0, res.stderr
+    changed = [c["path"] for d in json.loads(res.stdout)["diffs"] for c in d["changes"]]
+    assert any(p.endswith(".note") for p in changed) and any(p.endswith(".price") for p in changed), changed
+    assert set(changed) <= normalized, (changed, normalized)

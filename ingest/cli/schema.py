@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,13 +15,42 @@ from rich.text import Text
 from fieldgraph.errors import FieldgraphError, InputError
 from fieldgraph.ingest.cli.boundary import about
 from fieldgraph.ingest.cli.options import json_option
-from fieldgraph.ingest.cli.render import out
+from fieldgraph.ingest.cli.render import Name, out, plural
 
 #: --rules values: the diff rule sets, then the Confluent compatibility modes (lower case).
 RULE_CHOICES = (
     "datamine", "odf", "backward", "forward", "full",
     "backward_transitive", "forward_transitive", "full_transitive", "none",
 )
+
+
+@dataclass(frozen=True)
+class SchemaFile:
+    """A schema file as ``normalize`` and ``diff`` both read it: its bytes, its format, and the options its
+    format needs to read it where it is (a ``.proto`` file's imports are looked up beside it)."""
+
+    path: Path
+    data: bytes
+    format: str
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"import_paths": [str(self.path.parent)]} if self.format == "protobuf" else {}
+
+    def to_model(self) -> Any:
+        from fieldgraph.normalizers import to_model
+
+        with about(self.path):
+            return to_model(self.data, self.format, name=self.path.name, **self.options)
+
+
+def read_schema(path: Path, format: str | None = None) -> SchemaFile:
+    """The schema file at ``path``, its format given or detected."""
+    from fieldgraph.normalizers.detect import detect_format
+
+    data = path.read_bytes()
+    with about(path):
+        return SchemaFile(path, data, format or detect_format(path.name, data))
 
 
 def normalize_cmd(
@@ -30,23 +60,22 @@ def normalize_cmd(
     as_json: Annotated[bool, json_option("Print a JSON array of DataHub SchemaField objects.")] = False,
 ) -> None:
     """Print the DataHub v2 field paths of a schema."""
-    from fieldgraph.normalizers import normalize
-    from fieldgraph.normalizers.detect import detect_format
+    from fieldgraph.normalizers import fields_of
 
-    data = file.read_bytes()
+    schema = read_schema(file, format)
+    model = schema.to_model()
     with about(file):
-        fmt = format or detect_format(file.name, data)
-        options = {"import_paths": [str(file.parent)]} if fmt == "protobuf" else {}
-        fields = normalize(data, fmt, key=key, name=file.name, **options)
+        fields = fields_of(model, key=key, name=file.name)
+    fmt = schema.format
     if as_json:
         sys.stdout.write(json.dumps([f.to_datahub() for f in fields], indent=2) + "\n")
         return
-    table = Table(title=f"{file.name} ({fmt}{', key' if key else ''}): {len(fields)} fields")
+    table = Table(title=f"{file.name} ({fmt}{', key' if key else ''}): {plural(len(fields), 'field')}")
     for col in ("fieldPath", "type", "nativeDataType", "nullable", "description"):
         table.add_column(col, overflow="fold")
     for f in fields:
         table.add_row(
-            Text(f.fieldPath),
+            Name(f.fieldPath),
             f.type.name,
             Text(f.nativeDataType),
             "yes" if f.nullable else "",
@@ -73,18 +102,12 @@ def diff_cmd(
     as_json: Annotated[bool, json_option("Print the changes and violations as JSON.")] = False,
 ) -> None:
     """Print the field changes from OLD to NEW and every rule they break; exit 1 if one is broken."""
-    from fieldgraph.normalizers.detect import detect_format
-
     if len(schemas) < 2:
         raise InputError("diff needs at least two schemas: OLD NEW")
     mode = (rules or "none").lower().replace("-", "_")
     if mode not in RULE_CHOICES:
         raise InputError(f"unknown --rules {rules!r}; choose one of: {', '.join(RULE_CHOICES[:-1])}")
-    loaded: list[tuple[Path, bytes, str]] = []
-    for path in schemas:
-        data = path.read_bytes()
-        with about(path):
-            loaded.append((path, data, format or detect_format(path.name, data)))
+    loaded = [read_schema(path, format) for path in schemas]
     try:
         units = _units(loaded, table)
         report = [_judge(label, models, mode) for label, models in units]
@@ -93,7 +116,7 @@ def diff_cmd(
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise InputError(f"cannot compare the schemas: {exc}") from exc
 
-    formats = sorted({fmt for _, _, fmt in loaded})
+    formats = sorted({s.format for s in loaded})
     violations = [v for r in report for v in r["violations"]]
     if as_json:
         sys.stdout.write(json.dumps({
@@ -109,36 +132,34 @@ def diff_cmd(
         raise typer.Exit(1)
 
 
-def _units(loaded: list[tuple[Path, bytes, str]], table: str | None) -> list[tuple[str | None, list[Any]]]:
+def _units(loaded: list[SchemaFile], table: str | None) -> list[tuple[str | None, list[Any]]]:
     """What to compare: (label, one model per version, None where a version lacks it).
 
     DataMine schemas without --table are compared table by table (by table name);
     anything else is one schema per file.
     """
-    from fieldgraph.normalizers.api import to_model
-
-    if all(fmt == "datamine" for _, _, fmt in loaded):
+    if all(s.format == "datamine" for s in loaded):
         from fieldgraph.normalizers.datamine import parse_datamine, parse_datamine_tables
 
         if table is not None:
-            return [(table, [parse_datamine(data, name=p.name, table=table) for p, data, _ in loaded])]
-        per_version = [parse_datamine_tables(data, name=p.name) for p, data, _ in loaded]
+            return [(table, [parse_datamine(s.data, name=s.path.name, table=table) for s in loaded])]
+        per_version = [parse_datamine_tables(s.data, name=s.path.name) for s in loaded]
         names: list[str] = list(per_version[-1])
         for version in reversed(per_version[:-1]):
             names += [n for n in version if n not in names]
         return [(n, [v.get(n) for v in per_version]) for n in names]
     if table is not None:
         raise InputError("--table applies to DataMine schemas only")
-    return [(None, [to_model(data, fmt, name=p.name) for p, data, fmt in loaded])]
+    return [(None, [s.to_model() for s in loaded])]
 
 
 def _judge(label: str | None, models: list[Any], mode: str) -> dict[str, Any]:
+    from fieldgraph.normalizers import fields_of
     from fieldgraph.normalizers.compat import RULES, check, check_compatibility
     from fieldgraph.normalizers.diff import diff_fields
-    from fieldgraph.normalizers.visitor import walk
 
     old, new = models[-2], models[-1]
-    diff = diff_fields(walk(old) if old is not None else [], walk(new) if new is not None else [])
+    diff = diff_fields(fields_of(old) if old is not None else [], fields_of(new) if new is not None else [])
     violations: list[dict[str, Any]] = []
     note = None
     if old is None:
@@ -174,25 +195,25 @@ def _print(schemas: list[Path], formats: list[str], mode: str, report: list[dict
         if not diff.changes:
             out.print(Text(f"{head}: same fields, paths changed"))
             continue
-        t = Table(title=Text(f"{head}: {len(diff.changes)} changes"), title_justify="left")
+        t = Table(title=Text(f"{head}: {plural(len(diff.changes), 'change')}"), title_justify="left")
         for col in ("change", "fieldPath", "detail"):
             t.add_column(col, overflow="fold")
         for c in diff.changes:
             style = {"removed": "red", "added": "green", "reordered": "dim"}.get(c.kind, "yellow")
-            t.add_row(Text(c.kind + (" (nested)" if c.nested else ""), style=style), Text(c.path), Text(c.describe()))
+            t.add_row(Text(c.kind + (" (nested)" if c.nested else ""), style=style), Name(c.path), Text(c.describe()))
         out.print(t)
     if mode == "none":
         return
     if not violations:
         out.print(Text(f"OK: no {mode} rule is broken", style="green"))
         return
-    t = Table(title=Text(f"{len(violations)} violations of {mode}"), title_justify="left")
+    t = Table(title=Text(f"{plural(len(violations), 'violation')} of {mode}"), title_justify="left")
     multi = any(v["table"] is not None for v in violations)
     cols = (["table"] if multi else []) + ["rule", "path", "message"]
     for col in cols:
         t.add_column(col, overflow="fold")
     for v in violations:
-        row = ([Text(str(v["table"]))] if multi else []) + [Text(v["rule"], style="red"), Text(v["path"]),
-                                                              Text(v["message"])]
+        row: list[Any] = ([Text(str(v["table"]))] if multi else []) + [Name(v["rule"], style="red"),
+                                                                       Name(v["path"]), Text(v["message"])]
         t.add_row(*row)
     out.print(t)
