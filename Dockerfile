@@ -2,7 +2,7 @@
 # Build stage: the fieldgraph wheel. pip installs the build requirement (setuptools>=77) in an isolated env.
 FROM python:3.12-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY fieldgraph fieldgraph
 COPY normalizers normalizers
 COPY graph graph
@@ -16,7 +16,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libgomp1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /tmp/wheels
-RUN pip install --no-cache-dir /tmp/wheels/*.whl && rm -rf /tmp/wheels
+# the worker's extras: Kafka (librdkafka, Avro values, metrics), Neo4j, and the Protobuf/Arrow normalizers for
+# the schemas producers send in KafkaSchema documents
+RUN pip install --no-cache-dir "$(ls /tmp/wheels/fieldgraph-*.whl)[kafka,neo4j,formats]" && rm -rf /tmp/wheels
 # Runs as uid 10001, which owns /app (the working directory) and /app/.fieldgraph: the embedded graph's data
 # folder ($FIELDGRAPH_DATA) and, relative to the working directory, `fieldgraph ingest`'s default rejects file
 # (.fieldgraph/rejects.jsonl).

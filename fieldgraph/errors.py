@@ -11,7 +11,8 @@
     │   │   ├── MessageDecodeError       a Kafka message value that is not JSON or Avro (kind)
     │   │   └── CdapLineageError         CDAP operations that are not an operation graph
     │   └── ConfigError                  a bad setting: flag, environment, config file, --graph URI
-    │       └── GraphURIError
+    │       ├── GraphURIError
+    │       └── MissingExtraError        a part of fieldgraph whose optional dependencies are not installed
     ├── TransientError                   a fault outside fieldgraph that may pass: wait and retry
     │   ├── GraphUnavailable (GraphError)     the graph cannot be reached, or lost a write to a conflict
     │   └── SourceUnavailable                 the broker or the schema registry cannot be reached
@@ -31,6 +32,7 @@ The worker's rule follows the tree: a :class:`TransientError` pauses and retries
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 class FieldgraphError(Exception):
@@ -119,6 +121,24 @@ class GraphURIError(ConfigError):
     """A ``--graph`` URI fieldgraph does not understand."""
 
 
+class MissingExtraError(ConfigError):
+    """``what`` needs optional dependencies that are not installed: the message names the extra to install."""
+
+    def __init__(self, what: str, extra: str) -> None:
+        self.what, self.extra = what, extra
+        super().__init__(f"{what} needs the '{extra}' extra: pip install 'fieldgraph[{extra}]'")
+
+
+def require(module: str, extra: str, what: str) -> Any:
+    """``module``, imported; :class:`MissingExtraError` if it is not installed (``extra`` brings it)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(what, extra) from exc
+
+
 # --- faults that pass ----------------------------------------------------------------------------------
 
 
@@ -181,6 +201,6 @@ class EmitError(FieldgraphError):
 __all__ = [
     "AmbiguousReferenceError", "CdapLineageError", "ConfigError", "EmitError", "EventError", "FieldPathError",
     "FieldgraphError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable", "InputError",
-    "MessageDecodeError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError", "SourceUnavailable",
-    "TransientError", "UrnError", "WorkerError",
+    "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError",
+    "SourceUnavailable", "TransientError", "UrnError", "WorkerError", "require",
 ]

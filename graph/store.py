@@ -20,6 +20,8 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from fieldgraph.errors import require
+
 from . import cypher as cy
 from .embedded import EmbeddedServer
 from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, NotFoundError, QueryTimeout
@@ -257,10 +259,9 @@ class Neo4jStore(GraphStore):
 
     def __init__(self, uri: str, *, user: str | None = None, password: str | None = None,
                  database: str | None = None, batch_size: int = DEFAULT_BATCH) -> None:
-        try:
-            import neo4j
-        except ImportError:
-            raise GraphError("the Neo4j backend needs the neo4j package (pip install neo4j)") from None
+        require("neo4j", "neo4j", "a Neo4j graph (bolt:// or neo4j://)")
+        import neo4j
+
         self._neo4j = neo4j
         self._read_tx: Any = None  # inside reading()
         self.uri = uri

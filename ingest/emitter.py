@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.errors import EmitError, FieldgraphError, UrnError
+from fieldgraph.errors import EmitError, FieldgraphError, UrnError, require
 from fieldgraph.normalizers import SchemaField, normalize
 from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn, make_field_urn
 
@@ -142,7 +142,7 @@ class Emitter:
     def __init__(self, bootstrap_servers: str = "localhost:9092", *, topic: str = DEFAULT_TOPIC,
                  kafka: Mapping[str, Any] | None = None,
                  on_delivery: Callable[[str | None, Any], None] | None = None) -> None:
-        from confluent_kafka import Producer
+        Producer = require("confluent_kafka", "kafka", "the Kafka emitter").Producer
 
         self.topic = topic
         self.report = DeliveryReport()

@@ -40,6 +40,7 @@ from fieldgraph.errors import (
     SourceUnavailable,
     TransientError,
     WorkerError,
+    require,
 )
 from fieldgraph.graph import LineageGraph, Plan, WriteMode
 from fieldgraph.graph.write import gc_paused
@@ -87,6 +88,7 @@ class _Batch:
 
 class _Metrics:
     def __init__(self, port: int) -> None:
+        require("prometheus_client", "kafka", "the worker's metrics endpoint")
         from prometheus_client import CollectorRegistry, Gauge, Histogram, start_http_server
         from prometheus_client import Counter as PCounter
 
@@ -146,6 +148,8 @@ class Worker:
         return {"bootstrap.servers": self.config.bootstrap_servers, **self.config.kafka}
 
     def _open(self) -> None:
+        for dependency in ("confluent_kafka", "fastavro"):
+            require(dependency, "kafka", "the Kafka worker")
         from confluent_kafka import Consumer, Producer
 
         cfg = self.config

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .errors import SchemaNormalizationError
+from .errors import SchemaNormalizationError, require
 from .fields import SchemaField
 from .model import Record, Type
 from .struct import ROOT_NAME as TABLE_ROOT
@@ -24,12 +24,15 @@ def register(name: str) -> Callable[[Callable[..., Type]], Callable[..., Type]]:
     return deco
 
 
-def _lazy(module: str, function: str) -> Callable[..., Type]:
-    """A converter imported on first use, so optional dependencies load only when needed."""
+def _lazy(fmt: str, module: str, function: str, needs: tuple[str, ...]) -> Callable[..., Type]:
+    """A converter imported on first use, so optional dependencies (``needs``, the ``formats`` extra) load
+    only when needed, and a missing one says which extra to install."""
 
     def convert(schema: Any, *, name: str | None = None, **options: Any) -> Type:
         from importlib import import_module
 
+        for dependency in needs:
+            require(dependency, "formats", f"the {fmt} normalizer")
         converter: Callable[..., Type] = getattr(import_module(f"fieldgraph.normalizers.{module}"), function)
         return converter(schema, name=name, **options)
 
@@ -37,16 +40,17 @@ def _lazy(module: str, function: str) -> Callable[..., Type]:
     return convert
 
 
-for _fmt, _module, _function in (
-    ("avro", "avro", "parse_avro"),
-    ("json-schema", "jsonschema", "parse_json_schema"),
-    ("protobuf", "protobuf", "parse_protobuf"),
-    ("arrow", "arrow", "parse_arrow"),
-    ("parquet", "arrow", "parse_parquet"),
-    ("spark", "spark", "parse_spark"),
-    ("datamine", "datamine", "parse_datamine"),
+_PROTOC = ("google.protobuf", "grpc_tools")
+for _fmt, _module, _function, _needs in (
+    ("avro", "avro", "parse_avro", ()),
+    ("json-schema", "jsonschema", "parse_json_schema", ()),
+    ("protobuf", "protobuf", "parse_protobuf", _PROTOC),
+    ("arrow", "arrow", "parse_arrow", ("pyarrow",)),
+    ("parquet", "arrow", "parse_parquet", ("pyarrow",)),
+    ("spark", "spark", "parse_spark", ()),
+    ("datamine", "datamine", "parse_datamine", ()),
 ):
-    CONVERTERS[_fmt] = _lazy(_module, _function)
+    CONVERTERS[_fmt] = _lazy(_fmt, _module, _function, _needs)
 
 
 def to_model(schema: Any, format: str = "avro", *, name: str | None = None, **options: Any) -> Type:

@@ -1,5 +1,14 @@
 """The errors the normalizers raise (defined in the package's one tree, :mod:`fieldgraph.errors`)."""
 
-from fieldgraph.errors import FieldgraphError, FieldPathError, InputError, SchemaNormalizationError, UrnError
+from fieldgraph.errors import (
+    FieldgraphError,
+    FieldPathError,
+    InputError,
+    MissingExtraError,
+    SchemaNormalizationError,
+    UrnError,
+    require,
+)
 
-__all__ = ["FieldPathError", "FieldgraphError", "InputError", "SchemaNormalizationError", "UrnError"]
+__all__ = ["FieldPathError", "FieldgraphError", "InputError", "MissingExtraError", "SchemaNormalizationError",
+           "UrnError", "require"]

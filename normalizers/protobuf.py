@@ -173,8 +173,11 @@ def is_descriptor_set(data: bytes) -> bool:
 
 
 def _parse_descriptor_bytes(data: bytes) -> list[Any] | None:
-    from google.protobuf import descriptor_pb2
-    from google.protobuf.message import DecodeError
+    try:
+        from google.protobuf import descriptor_pb2
+        from google.protobuf.message import DecodeError
+    except ImportError:  # without the formats extra nothing reads as a descriptor set (parsing one says why)
+        return None
 
     for cls in (descriptor_pb2.FileDescriptorSet, descriptor_pb2.FileDescriptorProto):
         msg = cls()

@@ -21,7 +21,7 @@ from fieldgraph.ingest.cli import app
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 TOP = ("normalizers", "graph", "ingest", "cypher", "tests", "benchmarks", "examples", "deploy", "docs", ".ci")
-FILES = ("Makefile", "Dockerfile", "docker-compose.yml", "pyproject.toml")
+FILES = ("Makefile", "Dockerfile", "docker-compose.yml", "pyproject.toml", "CHANGELOG.md", "LICENSE")
 
 
 def code() -> str:

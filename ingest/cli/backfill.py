@@ -8,7 +8,7 @@ from __future__ import annotations
 import typer
 from rich.text import Text
 
-from fieldgraph.errors import FieldgraphError
+from fieldgraph.errors import require
 from fieldgraph.ingest.cli.boundary import finish
 from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, parse_pairs, parse_time
 from fieldgraph.ingest.cli.render import count_table, dump, out, plural, progress
@@ -39,10 +39,8 @@ def backfill_cmd(
     """
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
 
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise FieldgraphError("the backfill needs pyspark: pip install 'fieldgraph[spark]'") from None
+    for dependency in ("pyspark", "fastavro", "pyarrow"):
+        require(dependency, "spark", "the backfill")
     opts = BackfillOptions(paths, graph, graph_name, format, master, parse_time(since, "--since"),
                            parse_time(until, "--until"), rejects, partitions, batch, value_column,
                            parse_pairs(conf, "--conf"))
