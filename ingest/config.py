@@ -195,5 +195,29 @@ def platforms_from_env(env: Mapping[str, str] | None = None) -> PlatformMapping:
     return PlatformMapping.load(path) if path else DEFAULT_MAPPING
 
 
-def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:  # provisional: replaced by the merge
-    return []
+#: every ``FIELDGRAPH_*`` variable something reads, beyond the worker's settings (``FIELDGRAPH_<SETTING>``) and
+#: the pass-through prefixes ``FIELDGRAPH_KAFKA_`` and ``FIELDGRAPH_SCHEMA_REGISTRY_``
+ENV_NAMES = frozenset({
+    "FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA", "FIELDGRAPH_GRAPH", "FIELDGRAPH_GRAPH_NAME",
+    "FIELDGRAPH_OPENLINEAGE_PLATFORMS", "FIELDGRAPH_LOG_LEVEL", "FIELDGRAPH_LOG_FORMAT",
+    # the test suite's own switches
+    "FIELDGRAPH_REGEN_GOLDEN", "FIELDGRAPH_DIFF_EXAMPLES",
+})
+_ENV_PREFIXES = ("FIELDGRAPH_KAFKA_", "FIELDGRAPH_SCHEMA_REGISTRY_")
+
+
+def unknown_env(env: Mapping[str, str] | None = None) -> list[str]:
+    """A warning for each ``FIELDGRAPH_*`` variable that nothing reads (a misspelling, a setting that does not
+    exist), naming the known variable it most resembles."""
+    import difflib
+
+    env = os.environ if env is None else env
+    known = ENV_NAMES | {f"FIELDGRAPH_{n.upper()}" for n in _NAMES - _DICTS}
+    out = []
+    for key in sorted(env):
+        if not key.startswith("FIELDGRAPH_") or key in known or key.startswith(_ENV_PREFIXES):
+            continue
+        close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.75)
+        out.append(f"environment variable {key} is not a fieldgraph setting; ignored"
+                   + (f" (did you mean {close[0]}?)" if close else ""))
+    return out

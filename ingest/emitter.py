@@ -14,16 +14,21 @@ The event builders :func:`schema_mcp` and :func:`lineage_mcp` are pure (no Kafka
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.errors import EmitError, FieldgraphError, UrnError, require
+from fieldgraph.errors import EmitError, FieldgraphError, SourceUnavailable, UrnError, require
 from fieldgraph.normalizers import SchemaField, normalize
 from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn, make_field_urn
 
 DEFAULT_TOPIC = "MetadataChangeProposal_v1"
+
+#: librdkafka's own log lines (connection attempts, retries): quiet unless --log-level debug, since what they say
+#: is reported once by the emitter and the worker (a broker that cannot be reached)
+LIBRDKAFKA_LOG = logging.getLogger("librdkafka")
 
 #: producer settings for at-least-once without duplicates from retries, in order per partition
 IDEMPOTENT = {"enable.idempotence": True, "acks": "all", "max.in.flight.requests.per.connection": 5,
@@ -137,17 +142,31 @@ class DeliveryReport:
 
 
 class Emitter:
-    """An idempotent Kafka producer of change events (JSON, keyed by dataset URN)."""
+    """An idempotent Kafka producer of change events (JSON, keyed by dataset URN).
+
+    It first asks the brokers for metadata: if none answers within ``timeout`` seconds it raises
+    :class:`SourceUnavailable` naming them and librdkafka's reason, before anything is queued."""
 
     def __init__(self, bootstrap_servers: str = "localhost:9092", *, topic: str = DEFAULT_TOPIC,
-                 kafka: Mapping[str, Any] | None = None,
+                 kafka: Mapping[str, Any] | None = None, timeout: float = 10.0,
                  on_delivery: Callable[[str | None, Any], None] | None = None) -> None:
         Producer = require("confluent_kafka", "kafka", "the Kafka emitter").Producer
 
         self.topic = topic
         self.report = DeliveryReport()
         self._on_delivery = on_delivery
-        self._producer = Producer({"bootstrap.servers": bootstrap_servers, **IDEMPOTENT, **dict(kafka or {})})
+        self._error: str | None = None
+        self._producer = Producer({"bootstrap.servers": bootstrap_servers, **IDEMPOTENT, **dict(kafka or {}),
+                                   "error_cb": self._kafka_error, "logger": LIBRDKAFKA_LOG})
+        try:
+            self._producer.list_topics(timeout=timeout)
+        except Exception as exc:  # KafkaException: no broker answered
+            reason = self._error or (exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else str(exc))
+            raise SourceUnavailable(f"cannot reach the Kafka brokers at {bootstrap_servers} within {timeout:g}s: "
+                                    f"{reason}") from None
+
+    def _kafka_error(self, err: Any) -> None:
+        self._error = err.str()
 
     def _delivered(self, err: Any, msg: Any) -> None:
         if err is None:
@@ -189,7 +208,8 @@ class Emitter:
         """Wait for every delivery report; raises :class:`EmitError` naming the failures."""
         left = self._producer.flush(timeout)
         if left:
-            raise EmitError(f"{left} events not confirmed by the broker within {timeout:.0f}s")
+            raise EmitError(f"{left} events not confirmed by the broker within {timeout:.0f}s"
+                            + (f" (last Kafka error: {self._error})" if self._error else ""))
         if self.report.failures:
             f = self.report.failures
             raise EmitError(f"{len(f)} events were not delivered: " + "; ".join(f"{k}: {e}" for k, e in f[:3]), f)

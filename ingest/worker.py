@@ -44,6 +44,7 @@ from fieldgraph.errors import (
 )
 from fieldgraph.graph import LineageGraph, Plan, WriteMode
 from fieldgraph.graph.write import gc_paused
+from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
 from .config import WorkerConfig
 from .decode import ValueDecoder
@@ -133,6 +134,8 @@ class Worker:
         self._last_log = time.monotonic()
         self._last_log_messages = 0
         self._revoked_during_wait: set[tuple[str, int]] = set()
+        #: why no broker answers, as librdkafka last said (None: they do); librdkafka retries by itself
+        self._unreachable: str | None = None
 
     # ---- lifecycle ----
 
@@ -156,12 +159,13 @@ class Worker:
         consumer_conf = {
             **self._kafka_conf(), "group.id": cfg.group_id, "enable.auto.commit": False,
             "enable.auto.offset.store": False, "auto.offset.reset": cfg.auto_offset_reset,
-            "error_cb": self._kafka_error,
+            "error_cb": self._kafka_error, "logger": LIBRDKAFKA_LOG,
         }
         producer_conf = {k: v for k, v in self._kafka_conf().items() if not k.startswith(
             ("session.", "heartbeat.", "max.poll.", "fetch.", "partition.assignment", "group.", "auto.offset",
              "enable.auto", "isolation.", "queued."))}
-        producer_conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "error_cb": self._kafka_error})
+        producer_conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "error_cb": self._kafka_error,
+                              "logger": LIBRDKAFKA_LOG})
         self._consumer = Consumer(consumer_conf)
         self._producer = Producer(producer_conf)
         self._consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
@@ -206,6 +210,7 @@ class Worker:
                 self._backlog = []
                 msgs = [m for m in msgs if not self._kafka_message_error(m)]
                 if msgs:
+                    self._unreachable = None
                     self.process(msgs)
                     idle_since = time.monotonic()
                 elif max_idle_s is not None and time.monotonic() - idle_since > max_idle_s:
@@ -222,8 +227,10 @@ class Worker:
         if err.fatal():
             log.error("fatal Kafka error, stopping: %s", err)
             self._stop.set()
-        else:
-            log.debug("Kafka: %s", err)
+            return
+        if err.name() in _UNREACHABLE:
+            self._unreachable = err.str()
+        log.debug("Kafka: %s", err)
 
     def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
         self._assigned |= {(p.topic, p.partition) for p in partitions}
@@ -447,9 +454,25 @@ class Worker:
             return self.stats.lag
         return total
 
+    def _reachable(self) -> bool:
+        """Whether the brokers answer (a metadata request) when librdkafka last said they did not."""
+        if self._unreachable is None:
+            return True
+        try:
+            self._consumer.list_topics(timeout=2.0)
+        except Exception:  # noqa: BLE001 - KafkaException: still unreachable
+            return False
+        self._unreachable = None
+        return True
+
     def _maybe_log(self, force: bool = False) -> None:
         now = time.monotonic()
         if not force and now - self._last_log < self.config.log_interval_s:
+            return
+        if self._consumer is not None and not self._reachable():
+            log.warning("cannot reach the Kafka brokers at %s: %s; retrying", self.config.bootstrap_servers,
+                        self._unreachable)
+            self._last_log = now
             return
         s = self.stats
         rate = (s.messages - self._last_log_messages) / max(now - self._last_log, 1e-9)
@@ -462,6 +485,10 @@ class Worker:
             self._metrics.rate.set(rate)
         self._last_log = now
         self._last_log_messages = s.messages
+
+
+#: librdkafka errors that mean no broker answers (it keeps reconnecting by itself)
+_UNREACHABLE = ("_ALL_BROKERS_DOWN", "_TRANSPORT", "_RESOLVE")
 
 
 def _unused_reason(obj: Any) -> str:

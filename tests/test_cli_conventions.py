@@ -173,3 +173,24 @@ def test_rejects_accumulate_across_runs_with_their_time(tmp_path: Path) -> None:
         assert res.returncode == EXIT_BAD_INPUT and "1 bad event added to" in res.stdout
     kept = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert len(kept) == 2 and all(r["line"] == 2 and r["rejectedAt"] for r in kept)
+
+
+# --- the environment -------------------------------------------------------------------------------------------
+
+
+def test_misspelled_environment_variables_are_warned_about(tmp_path: Path) -> None:
+    from fieldgraph.ingest.config import ENV_NAMES, unknown_env
+
+    known = {name: "x" for name in ENV_NAMES} | {"FIELDGRAPH_BATCH_SIZE": "5", "FIELDGRAPH_TOPICS": "a,b",
+                                                 "FIELDGRAPH_KAFKA_SASL_MECHANISM": "PLAIN",
+                                                 "FIELDGRAPH_SCHEMA_REGISTRY_URL": "http://r",
+                                                 "FIELDGRAPH_BOOTSTRAP_SERVERS": "k:9092", "OTHER_GRPAH": "x"}
+    assert unknown_env(known) == []
+    (warning,) = unknown_env({"FIELDGRAPH_GRPAH": "bolt://x"})
+    assert "FIELDGRAPH_GRPAH" in warning and "did you mean FIELDGRAPH_GRAPH?" in warning
+    (far,) = unknown_env({"FIELDGRAPH_SOMETHING_ELSE": "1"})
+    assert "did you mean" not in far
+
+    res = _run("stats", cwd=tmp_path, env={"FIELDGRAPH_BOOTSTRAP_SERVER": "k:9092"})
+    assert "FIELDGRAPH_BOOTSTRAP_SERVER is not a fieldgraph setting" in res.stderr
+    assert "did you mean FIELDGRAPH_BOOTSTRAP_SERVERS?" in res.stderr

@@ -207,3 +207,47 @@ def test_prometheus_endpoint_and_cli_worker_config(broker, graph, tmp_path):
         w.stop()
     assert "fieldgraph_worker_messages_total 9.0" in body
     assert "fieldgraph_worker_batch_seconds_count" in body and "fieldgraph_worker_lag" in body
+
+
+# --- no broker, and settings from the environment ---------------------------------------------------------------
+
+
+def test_emit_with_no_broker_fails_fast_with_one_line(tmp_path):
+    port = free_port()  # nothing listens there
+    t0 = time.monotonic()
+    res = CliRunner().invoke(app, ["emit", str(EXAMPLES), "-b", f"127.0.0.1:{port}", "--timeout", "3"])
+    elapsed = time.monotonic() - t0
+    assert res.exit_code == 5, res.output  # unavailable
+    assert elapsed < 15, elapsed  # not the 60 s flush of every queued event
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()]  # one line
+    assert f"cannot reach the Kafka brokers at 127.0.0.1:{port} within 3s" in res.stderr
+
+
+def test_emit_reads_kafka_settings_from_the_environment(broker, monkeypatch):
+    topic = broker.create_topic(broker.name("env"))
+    monkeypatch.setenv("FIELDGRAPH_BOOTSTRAP_SERVERS", broker.bootstrap)
+    monkeypatch.setenv("FIELDGRAPH_KAFKA_SECURITY_PROTOCOL", "not-a-protocol")  # reaches librdkafka: refused
+    res = CliRunner().invoke(app, ["emit", str(EXAMPLES / "01_kafka_orders.json"), "--topic", topic])
+    assert res.exit_code == 1 and "security.protocol" in res.stderr, res.output
+    monkeypatch.setenv("FIELDGRAPH_KAFKA_CLIENT_ID", "fieldgraph-emit-test")
+    monkeypatch.delenv("FIELDGRAPH_KAFKA_SECURITY_PROTOCOL")
+    res = CliRunner().invoke(app, ["emit", str(EXAMPLES / "01_kafka_orders.json"), "--topic", topic])
+    assert res.exit_code == 0 and "sent 1 event from 1 file" in res.stdout, res.output  # the broker from the env
+    assert len(broker.consume_all(topic, 1)) == 1
+
+
+def test_a_worker_with_no_broker_says_so_instead_of_reporting_progress(graph, caplog):
+    from fieldgraph.ingest.config import WorkerConfig
+
+    cfg = WorkerConfig(bootstrap_servers=f"127.0.0.1:{free_port()}", group_id="nobody", topics=["t"],
+                       graph=graph.uri, batch_timeout_s=0.2, log_interval_s=1)
+    caplog.set_level("INFO", logger="fieldgraph.worker")
+    w = ThreadWorker(cfg)
+    try:
+        wait_for(lambda: any("cannot reach the Kafka brokers" in r.getMessage() for r in caplog.records), 30,
+                 "the worker's warning")
+    finally:
+        w.stop()
+    warned = [r for r in caplog.records if "cannot reach the Kafka brokers" in r.getMessage()]
+    assert warned[0].levelname == "WARNING" and cfg.bootstrap_servers in warned[0].getMessage()
+    assert not any("events/s" in r.getMessage() for r in caplog.records if r.name == "fieldgraph.worker")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import typer
@@ -11,7 +10,7 @@ from rich.text import Text
 from fieldgraph.errors import EmitError, FieldgraphError, WorkerError
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
 from fieldgraph.ingest.cli.options import GraphName, GraphUri, parse_pairs
-from fieldgraph.ingest.cli.render import err, out
+from fieldgraph.ingest.cli.render import err, out, plural
 
 _X_HELP = "librdkafka setting name=value, passed through (security.protocol, sasl.*, ssl.*, ...); repeatable."
 
@@ -48,7 +47,6 @@ def worker_cmd(
     from fieldgraph.ingest.config import load_config
     from fieldgraph.ingest.worker import Worker
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     cfg = load_config(config, flags={
         "topics": list(topic), "bootstrap_servers": bootstrap_servers, "group_id": group_id, "graph": graph,
         "graph_name": graph_name, "dlq_topic": dlq_topic, "batch_size": batch_size,
@@ -68,21 +66,28 @@ def worker_cmd(
 def emit_cmd(
     paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
     topic: str = typer.Option("MetadataChangeProposal_v1", "--topic", "-t", help="Topic to send to."),
-    bootstrap_servers: str = typer.Option("localhost:9092", "--bootstrap-servers", "-b",
-                                          envvar="FIELDGRAPH_BOOTSTRAP_SERVERS", help="Kafka brokers."),
+    bootstrap_servers: str | None = typer.Option(None, "--bootstrap-servers", "-b",
+                                                    help="Kafka brokers (default localhost:9092)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML config file (or $FIELDGRAPH_CONFIG): "
+                                          "its bootstrap_servers and [kafka] settings."),
     kafka_setting: list[str] = typer.Option([], "-X", help=_X_HELP),
+    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds to wait for a broker to answer."),
     validate: bool = typer.Option(False, "--validate", help="Send only events fieldgraph can decode."),
 ) -> None:
-    """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer)."""
-    from fieldgraph.ingest.config import platforms_from_env
+    """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer).
+
+    Kafka settings as the worker reads them: flags > FIELDGRAPH_BOOTSTRAP_SERVERS and FIELDGRAPH_KAFKA_* >
+    config file. Exit 3 when events were skipped, 5 when no broker answers."""
+    from fieldgraph.ingest.config import load_config, platforms_from_env
     from fieldgraph.ingest.emitter import Emitter
     from fieldgraph.ingest.replay import event_files, read_events
     from fieldgraph.ingest.sources import decode_event
 
     files = event_files(paths)
-    settings = parse_pairs(kafka_setting, "-X")
+    cfg = load_config(config, flags={"bootstrap_servers": bootstrap_servers,
+                                     "kafka": parse_pairs(kafka_setting, "-X")})
     try:
-        em = Emitter(bootstrap_servers, topic=topic, kafka=settings)
+        em = Emitter(cfg.bootstrap_servers, topic=topic, kafka=cfg.kafka, timeout=timeout)
     except FieldgraphError:
         raise
     except Exception as exc:  # a bad -X setting
@@ -104,7 +109,7 @@ def emit_cmd(
             em.emit(raw.event)
             sent += 1
     report = em.flush()
-    out.print(Text(f"sent {report.delivered} events from {len(files)} files to {topic}"
+    out.print(Text(f"sent {plural(report.delivered, 'event')} from {plural(len(files), 'file')} to {topic}"
                    + (f"; skipped {skipped}" if skipped else "")))
     if skipped:
         raise typer.Exit(EXIT_BAD_INPUT)

@@ -56,3 +56,5 @@ def setup_logging(level: str = "info", fmt: str = "text") -> None:
     chosen = getattr(logging, level.upper())
     root.setLevel(chosen if chosen == logging.DEBUG else max(chosen, logging.WARNING))
     logging.getLogger("fieldgraph").setLevel(chosen)
+    # librdkafka's connection attempts and retries: fieldgraph reports an unreachable broker once itself
+    logging.getLogger("librdkafka").setLevel(logging.DEBUG if chosen == logging.DEBUG else logging.CRITICAL)
