@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
+import pytest
+
 from fieldgraph.graph import WriteMode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
@@ -58,3 +63,27 @@ def test_concurrent_mode_keeps_a_field_another_writer_created_meanwhile(graph) -
     rows = graph.query("MATCH (d)-[:DataDerivedFrom]->(u) RETURN d.urn AS d, u.urn AS u, u.placeholder AS p, "
                        "u.schemaVersion AS v")
     assert rows == [{"d": field_urn(A, "y"), "u": field_urn(B, "x"), "p": False, "v": 0}]
+
+
+@pytest.mark.parametrize("backend", ["neo4j"], indirect=True)  # FalkorDB runs one write query at a time
+def test_the_placeholder_cleanup_keeps_a_placeholder_another_writer_is_linking(graph) -> None:
+    """Neo4j reads committed data: a cleanup that saw a placeholder without edges, then waited for the lock of
+    a writer linking it, must look again, or it deletes the placeholder with the edge just committed (two Kafka
+    workers lost edges this way)."""
+    graph.write(changes(schema_event(A, ["y"], 1)))
+    down, up = field_urn(A, "y"), field_urn(B, "x")
+    graph.query("MERGE (d:Dataset {urn: $b}) SET d.placeholder = true "
+                "MERGE (d)-[:HasField]->(:DatasetField {urn: $up, placeholder: true})", {"b": B, "up": up}, write=True)
+    cleanup = threading.Thread(target=graph.writer(WriteMode.CONCURRENT).cleanup_placeholders)
+    with graph.store.driver.session() as session:
+        linking = session.begin_transaction()  # another writer, between its two statements' commit
+        linking.run("MATCH (d:DatasetField {urn: $down}), (u:DatasetField {urn: $up}) "
+                    "CREATE (d)-[:DataDerivedFrom {source: 'upstreamLineage'}]->(u)", down=down, up=up).consume()
+        cleanup.start()
+        time.sleep(1.0)
+        assert cleanup.is_alive()  # it waits for the linking writer's lock on the placeholder
+        linking.commit()
+    cleanup.join(30)
+    assert not cleanup.is_alive()
+    assert placeholders(graph) == [up]  # still there, with its edge
+    assert graph.stats()["dataDerivedFromEdges"] == 1 and graph.stats()["placeholderDatasets"] == 1
