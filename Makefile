@@ -38,8 +38,9 @@ run: install
 tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 	npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error
 
-# The jars of the real Neo4j 5.26 and Apache Kafka 4.4 the suite starts, resolved by Maven (deploy/maven/).
-services: $(VENV)/.installed
+# The jars of the real Neo4j 5.26 and Apache Kafka 4.4 the suite starts, resolved by Maven (deploy/maven/);
+# tests/services.py probes them with the Neo4j and Kafka clients (the test extras).
+services: $(VENV)/.installed-test
 	$(PY) -m tests.services fetch
 
 # ruff and mypy as pyproject.toml configures them (mypy strict for errors, the change model, the normalizers)

@@ -35,6 +35,17 @@ def test_the_sdist_and_wheel_pass_twine_check(dist: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_the_sdist_holds_the_package_and_no_half_of_the_tests(dist: Path) -> None:
+    import tarfile
+
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "cypher/upstream.cypher",
+            "normalizers/avro.py"} <= names
+    assert not any(n.startswith("tests/") for n in names)  # the tests need the checkout (golden files, services)
+
+
 def test_the_wheel_holds_the_package_its_data_and_its_metadata(dist: Path) -> None:
     (wheel,) = dist.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
