@@ -16,11 +16,11 @@ from .errors import (
 )
 from .lineage import Hop, IngestReport, LineageGraph, LineageResult
 from .plan import Plan
-from .store import FalkorStore, GraphStore, Neo4jStore, open_store
+from .store import FalkorStore, GraphStore, Neo4jStore, embedded_server, open_store
 from .write import WriteMode, Writer
 
 __all__ = [
     "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
     "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
-    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "WriteMode", "Writer", "open_store",
+    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "WriteMode", "Writer", "embedded_server", "open_store",
 ]

@@ -171,9 +171,10 @@ class FalkorStore(GraphStore):
             prop = stmt.rsplit(".", 1)[1].rstrip(")")
             if (label, (prop,)) not in existing:
                 self.run(stmt, write=True)
+        have = self._constraints()
         created = False
         for label in ("Dataset", "DatasetField"):
-            if (label, ("urn",)) not in self._constraints():
+            if (label, ("urn",)) not in have:
                 created = True
                 try:
                     self.graph.create_node_unique_constraint(label, "urn")
@@ -383,6 +384,15 @@ def _neo4j_plain(v: Any) -> Any:
 # --- choosing a backend -----------------------------------------------------------------------------
 
 
+def embedded_server(uri: str, data_dir: str | None = None) -> EmbeddedServer:
+    """The embedded server an ``embedded[:PATH]`` URI names (without a path: ``data_dir``, else the default
+    folder); not started. Any other URI raises :class:`GraphURIError`."""
+    scheme, _, path = uri.partition(":")
+    if scheme.lower() != "embedded":
+        raise GraphURIError(f"{uri!r} is not an embedded graph (embedded or embedded:PATH)")
+    return EmbeddedServer(path.removeprefix("//") or data_dir)
+
+
 def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: str | None = None,
                user: str | None = None, password: str | None = None, database: str | None = None,
                batch_size: int = DEFAULT_BATCH, schema: bool = True, create: bool = True) -> GraphStore:
@@ -396,10 +406,7 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
     scheme = parts.scheme.lower() if "://" in uri else uri.split(":", 1)[0].lower()
     store: GraphStore
     if scheme == "embedded":
-        path = uri.split(":", 1)[1] if ":" in uri else None
-        if path and path.startswith("//"):
-            path = path[2:]
-        server = EmbeddedServer(path or data_dir)
+        server = embedded_server(uri, data_dir)
         if not create and not server.exists():
             raise NotFoundError(f"no embedded graph in {server.data_dir}: ingest events there first, or name the "
                                 "graph with --graph (embedded:PATH, falkordb://, bolt://) or $FIELDGRAPH_GRAPH")

@@ -25,9 +25,9 @@ app = typer.Typer(cls=Commands, no_args_is_help=True, rich_markup_mode=None,
 
 def _version(show: bool) -> None:
     if show:
-        from importlib.metadata import version
+        from fieldgraph import __version__
 
-        typer.echo(f"fieldgraph {version('fieldgraph')}")
+        typer.echo(f"fieldgraph {__version__}")
         raise typer.Exit()
 
 

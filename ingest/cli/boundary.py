@@ -5,7 +5,7 @@ group every command runs in, prints ``error: <message>`` on stderr and exits wit
 kind (:func:`exit_code`). An ``OSError`` about a file (one that cannot be read) is bad input too. Anything
 else is a bug and keeps its traceback.
 
-Exit codes (README's "Exit codes" lists them too):
+Exit codes (README's "The command line" lists them too):
 
 ====  =====================================================================================
 0     done
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -85,15 +85,11 @@ class Commands(TyperGroup):
 def finish(*, partial: bool = False, not_found: bool = False, rejected: bool = False) -> None:
     """End a command that printed its result with the code that says what kind of result it was."""
     if not_found:
-        _exit(EXIT_NOT_FOUND)
+        raise typer.Exit(EXIT_NOT_FOUND)
     if rejected:
-        _exit(EXIT_BAD_INPUT)
+        raise typer.Exit(EXIT_BAD_INPUT)
     if partial:
-        _exit(EXIT_PARTIAL)
-
-
-def _exit(code: int) -> NoReturn:
-    raise typer.Exit(code)
+        raise typer.Exit(EXIT_PARTIAL)
 
 
 @contextmanager

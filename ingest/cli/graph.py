@@ -364,16 +364,15 @@ def stats_cmd(
 
 def _server(graph: str | None) -> Any:
     """The embedded server of ``--graph`` (``embedded[:PATH]``; else $FIELDGRAPH_GRAPH, $FIELDGRAPH_DATA)."""
-    from fieldgraph.errors import ConfigError
-    from fieldgraph.graph import EmbeddedServer
+    from fieldgraph.errors import GraphURIError
+    from fieldgraph.graph import embedded_server
     from fieldgraph.ingest.config import GraphConfig
 
     cfg = GraphConfig.from_env(uri=graph)
-    scheme, _, path = cfg.uri.partition(":")
-    if scheme != "embedded":
-        raise ConfigError(f"--graph {cfg.uri!r}: the server commands manage the embedded graph only "
-                          "(embedded or embedded:PATH)")
-    return EmbeddedServer(path.removeprefix("//") or cfg.data_dir)
+    try:
+        return embedded_server(cfg.uri, cfg.data_dir)
+    except GraphURIError as exc:
+        raise GraphURIError(f"--graph: {exc}: the server commands manage the embedded graph only") from None
 
 
 @server_app.command("start")

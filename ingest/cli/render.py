@@ -66,12 +66,16 @@ def simple(path: str | None) -> str | None:
     return (v1_path(path) or path) if path else path
 
 
+#: a name's parts, each with the separators after it (where a name may wrap)
+_PARTS = re.compile(r"[^./:,]+[./:,]*|[./:,]+")
+
+
 def wrap(name: str, width: int) -> list[str]:
     """``name`` in lines of at most ``width`` characters, broken after a ``.``, ``/``, ``:`` or ``,`` (a part
     longer than a line is folded)."""
     lines: list[str] = []
     line = ""
-    for part in re.findall(r"[^./:,]+[./:,]*|[./:,]+", name):
+    for part in _PARTS.findall(name):
         if line and len(line) + len(part) > width:
             lines.append(line)
             line = ""
@@ -94,7 +98,7 @@ class Name:
         self.text, self.style = text, style
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        parts = re.findall(r"[^./:,]+[./:,]*|[./:,]+", self.text) or [""]
+        parts = _PARTS.findall(self.text) or [""]
         longest = min(max(len(p) for p in parts), self.LONGEST_PART)
         return Measurement(longest, max(len(self.text), longest))
 
