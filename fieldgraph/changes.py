@@ -186,9 +186,16 @@ class JobLineageChange:
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
+#: the stamp of a delete that has none of its own (DataHub's ``MetadataChangeProposalWrapper`` sends DELETEs
+#: without ``systemMetadata``): it is applied in arrival order, as newer than what the store holds when it
+#: arrives and than the changes of its aspect that came before it (the planner gives it that stamp)
+UNSTAMPED = -1
+
+
 @dataclass(frozen=True, slots=True)
 class AspectDelete:
-    """One aspect of a dataset removed: a schema's fields become removed, lineage edges go."""
+    """One aspect of a dataset removed: a schema's fields become removed, lineage edges go.
+    ``ts`` may be :data:`UNSTAMPED`."""
 
     dataset: str
     aspect: AspectName
@@ -198,7 +205,7 @@ class AspectDelete:
 
 @dataclass(frozen=True, slots=True)
 class DatasetDelete:
-    """The whole dataset removed: every aspect of it."""
+    """The whole dataset removed: every aspect of it. ``ts`` may be :data:`UNSTAMPED`."""
 
     dataset: str
     ts: int = 0
@@ -225,6 +232,6 @@ def references(change: Change) -> list[str]:
 __all__ = [
     "ASPECTS", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE", "DIRECT", "DatasetDelete",
     "EdgeKind", "EdgeProps", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange", "LINEAGE_ASPECTS",
-    "LineageAspect", "LineageChange", "SCHEMA_METADATA", "SchemaChange", "UPSTREAM_LINEAGE", "carries_metadata",
-    "operation_subtype", "references",
+    "LineageAspect", "LineageChange", "SCHEMA_METADATA", "SchemaChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
+    "carries_metadata", "operation_subtype", "references",
 ]

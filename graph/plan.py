@@ -10,7 +10,9 @@ service and the Spark job::
 Rules (see the graph model in ``cypher/``):
 
 - per dataset and aspect, the newest change is the present (schema: ``(version, ts)``; lineage: ``ts``);
-  equal stamps re-apply (so replays are idempotent); every version also holds over its own interval
+  equal stamps re-apply (so replays are idempotent); a delete without a stamp of its own (``UNSTAMPED``)
+  is applied in arrival order: it takes the newest stamp of its aspect the store holds or the batch
+  brought before it (so it wins, and a replay re-applies it); every version also holds over its own interval
   of time (:mod:`fieldgraph.graph.history`): an older one is placed in the past and changes the present
   only if it is the newest;
 - a schema is the dataset's whole field set: fields it no longer lists are marked ``removed``
@@ -35,12 +37,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
     JOB_LINEAGE,
     SCHEMA_METADATA,
+    UNSTAMPED,
     UPSTREAM_LINEAGE,
     AspectDelete,
     AspectName,
@@ -336,7 +339,9 @@ class _Groups:
     jobs: dict[str, list[JobLineageChange | AspectDelete]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, changes: Sequence[Change]) -> _Groups:
+    def of(cls, changes: Sequence[Change], state: Mapping[str, DatasetState]) -> _Groups:
+        """Grouped, with unstamped schema and lineage deletes stamped (job lineage ones are stamped by the
+        planner, which reads the job edges' times)."""
         g = cls()
         for c in changes:
             for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
@@ -348,7 +353,30 @@ class _Groups:
                     case LineageChange(aspect=aspect) | AspectDelete(aspect=("upstreamLineage" as aspect)) | \
                             AspectDelete(aspect=("datasetUpstreamLineage" as aspect)):
                         g.lineage.setdefault((x.dataset, aspect), []).append(x)
+        empty = DatasetState("")
+        for urn, schemas in g.schemas.items():
+            st = state.get(urn, empty)
+            g.schemas[urn] = in_arrival_order(schemas, max(st.last_time(SCHEMA_METADATA), st.schemaTs))
+        for (urn, aspect), lineage in g.lineage.items():
+            g.lineage[(urn, aspect)] = in_arrival_order(lineage, state.get(urn, empty).last_time(aspect))
         return g
+
+
+C = TypeVar("C", bound=SchemaChange | LineageChange | JobLineageChange | AspectDelete)
+
+
+def in_arrival_order(group: list[C], newest: int) -> list[C]:
+    """``group`` (one aspect of one dataset, in arrival order) with each :data:`UNSTAMPED` delete stamped
+    ``newest`` so far: the newest stamp stored (``newest``) or among the changes before it."""
+    if all(c.ts != UNSTAMPED for c in group):
+        return group
+    out: list[C] = []
+    for c in group:
+        if isinstance(c, AspectDelete) and c.ts == UNSTAMPED:
+            c = replace(c, ts=max(newest, 0))
+        newest = max(newest, c.ts)
+        out.append(c)
+    return out
 
 
 def _schema_key(c: SchemaChange | AspectDelete, st: DatasetState) -> tuple[int, int]:
@@ -374,7 +402,7 @@ def _jobs_append(group: Sequence[JobLineageChange | AspectDelete], st: DatasetSt
 def history_needed(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> HistoryRequest:
     """The stored timelines :func:`plan_changes` needs: of the aspects the batch changes other than by appending
     one newer version (a late event, several versions of one aspect)."""
-    g = _Groups.of(changes)
+    g = _Groups.of(changes, state)
     return HistoryRequest(
         frozenset(u for u, grp in g.schemas.items() if u in state and not _schema_appends(grp, state[u])),
         frozenset(k for k, grp in g.lineage.items() if k[0] in state and not _lineage_appends(grp, state[k[0]], k[1])),
@@ -389,7 +417,7 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
         if history_needed(changes, state):
             raise ValueError("these changes need the stored history of what they change (history_needed)")
         history = History()
-    groups = _Groups.of(changes)
+    groups = _Groups.of(changes, state)
     planner = _Planner(state, history)
     for urn, schemas in groups.schemas.items():
         planner.schema(urn, schemas)
@@ -688,6 +716,9 @@ class _Planner:
     def job_lineage(self, urn: str, group: list[JobLineageChange | AspectDelete]) -> None:
         """Additive edges per (down, up, job) with first/last seen, closed by deletes; declared and dropped
         fields."""
+        if any(c.ts == UNSTAMPED for c in group):  # stamped after the newest run seen, stored or before it
+            seen = [s.last_seen for s in self.history.jobs.get(urn, [])]
+            group = in_arrival_order(group, max([self.stored(urn).last_time(JOB_LINEAGE), *seen]))
         runs = sorted((c for c in group if isinstance(c, JobLineageChange)), key=lambda c: c.ts)
         facts = [(c, self._job_facts(c)) for c in runs]
         self.counts["job_lineages"] += len(runs)

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 from fieldgraph.changes import (
     SCHEMA_METADATA,
+    UNSTAMPED,
     AspectDelete,
     Change,
     DatasetDelete,
@@ -228,7 +229,8 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                    ) -> Iterator[tuple[Any, tuple[str, Any]]]:
     """(file name, bytes) records -> keyed, tagged values for :func:`merge_values`.
 
-    An ordinal ``(file rank, file, record, index)`` keeps arrival order, so ties break as in a replay.
+    An ordinal ``(file rank, file, record, index)`` keeps arrival order, so ties break as in a replay and
+    unstamped deletes (kept whatever the time window) apply where they arrived.
     """
     counts: Counter[str] = Counter()
     for name, data in records:
@@ -248,7 +250,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
             kept = 0
             for i, c in enumerate(changes):
                 counts["aspectChanges"] += 1
-                if (since is not None and c.ts < since) or (until is not None and c.ts >= until):
+                if c.ts != UNSTAMPED and (since is not None and c.ts < since or until is not None and c.ts >= until):
                     counts["outOfWindow"] += 1
                     continue
                 kept += 1

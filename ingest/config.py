@@ -30,7 +30,10 @@ from fieldgraph.errors import ConfigError
 from fieldgraph.graph import LineageGraph
 from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
-DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1", "MetadataAuditEvent_v4")
+#: the topic of fieldgraph's own producers (JSON events; ``fieldgraph emit``'s default)
+FIELDGRAPH_TOPIC = "fieldgraph.events"
+DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1", "MetadataAuditEvent_v4",
+                  FIELDGRAPH_TOPIC)
 
 
 @dataclass(frozen=True)

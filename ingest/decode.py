@@ -1,4 +1,4 @@
-"""Kafka message values -> event objects: JSON, or Avro in the Confluent wire format.
+"""Kafka message values <-> event objects: JSON, or Avro in the Confluent wire format.
 
 Confluent wire format: byte 0 is the magic byte ``0``, bytes 1-4 the schema id (big-endian), the
 rest the Avro binary body. The writer schema comes from the schema registry when one is
@@ -9,6 +9,12 @@ topic (``MetadataChangeLog_*`` -> ``MetadataChangeLog``, ``MetadataChangeProposa
 
 Everything wrong raises :class:`MessageDecodeError` with a short ``kind`` (the DLQ header
 ``fieldgraph.error``) and a reason.
+
+Writing, :class:`McpEncoder` puts MCPs in DataHub's Avro form: with the schema registered for the subject
+(DataHub's own, where DataHub registered it), or else DataHub's MCP schema as fieldgraph ships it
+(``schemas/MetadataChangeProposal.avsc``, registered under the subject).
+
+A registry URL ``mock://NAME`` is confluent-kafka's in-process registry, one per name and process.
 """
 
 from __future__ import annotations
@@ -20,9 +26,24 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fieldgraph.errors import MessageDecodeError, SourceUnavailable
+from fieldgraph.errors import EmitError, MessageDecodeError, SourceUnavailable
 
 MAGIC = 0
+#: DataHub's MetadataChangeProposal Avro schema (com.linkedin.pegasus2avro.mxe), as DataHub publishes it
+MCP_SCHEMA = Path(__file__).parent / "schemas" / "MetadataChangeProposal.avsc"
+_REGISTRIES: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
+
+
+def registry_client(url: str, conf: Mapping[str, Any] | None = None) -> Any:
+    """The schema registry client for ``url`` (one per URL and settings in a process)."""
+    key = (url, tuple(sorted((conf or {}).items())))
+    if key not in _REGISTRIES:
+        try:
+            from confluent_kafka.schema_registry import SchemaRegistryClient
+        except ImportError as exc:  # pragma: no cover - the kafka extra brings it
+            raise MessageDecodeError("schema", f"the schema registry client is not installed: {exc}") from None
+        _REGISTRIES[key] = SchemaRegistryClient.new_client({"url": url, **(conf or {})})
+    return _REGISTRIES[key]
 
 
 #: topic prefix -> Avro record (short) name of the events it carries
@@ -83,11 +104,7 @@ class ValueDecoder:
         from fastavro import parse_schema
 
         if self._registry is None:
-            try:
-                from confluent_kafka.schema_registry import SchemaRegistryClient
-            except ImportError as exc:  # pragma: no cover - the extra is a dependency
-                raise MessageDecodeError("schema", f"the schema registry client is not installed: {exc}") from None
-            self._registry = SchemaRegistryClient({"url": self.registry_url, **self._registry_conf})
+            self._registry = registry_client(self.registry_url or "", self._registry_conf)
         try:
             schema = self._registry.get_schema(schema_id)
         except Exception as exc:
@@ -163,3 +180,36 @@ def encode_avro(obj: Mapping[str, Any], schema: Any, schema_id: int) -> bytes:
     buf.write(struct.pack(">bI", MAGIC, schema_id))
     schemaless_writer(buf, parse_schema(schema) if isinstance(schema, dict) else schema, dict(obj))
     return buf.getvalue()
+
+
+class McpEncoder:
+    """MCP records -> Confluent wire-format Avro, with the schema of ``subject`` (see the module's doc)."""
+
+    def __init__(self, registry_url: str, registry_conf: Mapping[str, Any] | None = None, *, subject: str) -> None:
+        from confluent_kafka.schema_registry import Schema
+        from confluent_kafka.schema_registry.error import SchemaRegistryError
+        from fastavro import parse_schema
+
+        client = registry_client(registry_url, registry_conf)
+        self.subject = subject
+        try:
+            try:
+                latest = client.get_latest_version(subject)
+                self.schema_id, text = latest.schema_id, latest.schema.schema_str
+            except SchemaRegistryError as exc:
+                if exc.http_status_code != 404:
+                    raise
+                text = MCP_SCHEMA.read_text(encoding="utf-8")
+                self.schema_id = client.register_schema(subject, Schema(text, "AVRO"))
+        except SchemaRegistryError as exc:
+            raise EmitError(f"schema registry at {registry_url}, subject {subject}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the HTTP client's connection errors
+            raise RegistryUnavailable(f"schema registry at {registry_url}: {type(exc).__name__}: {exc}") from None
+        self.schema = parse_schema(json.loads(text))
+
+    def encode(self, mcp: Mapping[str, Any]) -> bytes:
+        try:
+            return encode_avro(mcp, self.schema, self.schema_id)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise EmitError(f"the event does not fit the MCP schema of {self.subject} "
+                            f"(id {self.schema_id}): {type(exc).__name__}: {exc}") from None

@@ -15,7 +15,7 @@ from typing import Any
 from fieldgraph.changes import Change
 from fieldgraph.errors import FieldgraphError
 
-from .sources import decode_event
+from .sources import decode_event, unused_reason
 from .sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
@@ -121,14 +121,19 @@ def _array(name: str, text: str) -> Iterator[RawEvent]:
     yield RawEvent(name, text.count("\n") + 1, error="unterminated JSON array")
 
 
-def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING) -> tuple[list[Change], Reject | None]:
-    """The changes of one raw event, or why it is rejected."""
+def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING, *,
+           strict_aspects: bool = False) -> tuple[list[Change], Reject | None]:
+    """The changes of one raw event, or why it is rejected. An event with nothing fieldgraph reads (another
+    entity or aspect) gives no change, or, ``strict_aspects``, a reject."""
     if raw.error is not None:
         return [], Reject(raw.file, raw.line, raw.error, raw.text)
     try:
-        return decode_event(raw.event, origin=raw.where, platforms=platforms), None
+        changes = decode_event(raw.event, origin=raw.where, platforms=platforms)
     except FieldgraphError as exc:
         return [], Reject(raw.file, raw.line, str(exc), raw.event)
+    if not changes and strict_aspects:
+        return [], Reject(raw.file, raw.line, unused_reason(raw.event), raw.event)
+    return changes, None
 
 
 def write_rejects(path: Path, rejects: list[Reject]) -> None:

@@ -8,8 +8,9 @@ One loop, one thread, micro-batches::
     offsets (sync).
 
 A transient fault (:class:`fieldgraph.errors.TransientError`: the graph or the schema registry down)
-pauses the partitions and retries the batch with backoff, serving the consumer meanwhile; a permanent
-one (bad input, a value the graph refuses) dead-letters the event responsible and the rest goes on.
+pauses the partitions and retries the batch with backoff and jitter, serving the consumer meanwhile; a
+permanent one (bad input, a value the graph refuses) dead-letters the event responsible (found by halving
+the batch) with its reason, and the rest goes on.
 
 Offsets are committed only after the graph write and the DLQ delivery covering them succeeded, so a
 crash at any moment loses nothing; the replay after it rewrites the same aspects, which the planner
@@ -24,6 +25,7 @@ mode (``fieldgraph.graph.write``) makes that safe.
 from __future__ import annotations
 
 import logging
+import random
 import signal
 import threading
 import time
@@ -48,7 +50,7 @@ from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
 from .config import WorkerConfig
 from .decode import ValueDecoder
-from .sources import decode_event
+from .sources import decode_event, unused_reason
 
 T = TypeVar("T")
 
@@ -101,9 +103,12 @@ class _Metrics:
         self.retries = PCounter("fieldgraph_worker_graph_retries", "Graph write retries", registry=reg)
         self.latency = Histogram("fieldgraph_worker_batch_seconds", "Batch latency (decode, write, commit)",
                                  registry=reg, buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
-        self.lag = Gauge("fieldgraph_worker_lag", "Messages behind the high watermark (assigned partitions)",
-                         registry=reg)
+        self.lag = Gauge("fieldgraph_worker_lag", "Consumer lag: log end offset minus committed offset, summed "
+                         "over the assigned partitions", registry=reg)
         self.rate = Gauge("fieldgraph_worker_events_per_second", "Messages/s since the last log line", registry=reg)
+        self.reachable = Gauge("fieldgraph_worker_brokers_reachable", "1 when the Kafka brokers answer, else 0",
+                               registry=reg)
+        self.reachable.set(1)
         self.server, self.thread = start_http_server(port, registry=reg)
 
     def close(self) -> None:
@@ -299,9 +304,10 @@ class Worker:
                     self.stats.graph_retries += 1
                     if self._metrics:
                         self._metrics.retries.inc()
-                log.warning("%s failed, offsets not committed; retrying in %.1fs: %s", what, delay, exc)
+                wait = random.uniform(delay / 2, delay)  # jitter: workers that failed together retry apart
+                log.warning("%s failed, offsets not committed; retrying in %.1fs: %s", what, wait, exc)
                 self._pause()
-                self._wait(delay)
+                self._wait(wait)
                 delay = min(delay * 2, self.config.retry_max_s)
                 if self._stop.is_set() or (give_up_on_revoke and self._revoked_during_wait):
                     log.info("giving up the uncommitted batch (%s); it will be consumed again",
@@ -335,32 +341,36 @@ class Worker:
             if not cs:
                 self.stats.ignored += 1
                 if self.config.strict_aspects:
-                    batch.bad.append((m, "aspect", _unused_reason(obj)))
+                    batch.bad.append((m, "aspect", unused_reason(obj)))
                 continue
             batch.changes.extend(cs)
             batch.per_msg.append((m, cs))
         return batch
 
     def _write(self, batch: _Batch) -> tuple[Plan, list[tuple[Any, str, str]]]:
-        """Write the batch; if the graph refuses it for good, message by message, setting aside the ones it
-        refuses. Transient errors propagate (the caller retries the whole batch)."""
-        assert self._graph is not None
+        """Write the batch; if the graph refuses it for good, find the message(s) responsible by halving it,
+        set them aside with the store's reason and write the rest, in order. Transient errors propagate (the
+        caller retries the whole batch; rewriting what was written changes nothing)."""
+        refused: list[tuple[Any, str, str]] = []
         with gc_paused():
-            try:
-                return self._graph.write(batch.changes, mode=WriteMode.CONCURRENT), []
-            except TransientError:
-                raise
-            except FieldgraphError:
-                pass
-            total, refused = Plan(), []
-            for m, cs in batch.per_msg:
-                try:
-                    total.counts.update(self._graph.write(cs, mode=WriteMode.CONCURRENT).counts)
-                except TransientError:
-                    raise
-                except FieldgraphError as exc:
-                    refused.append((m, "graph" if isinstance(exc, GraphError) else "plan", str(exc)))
-            return total, refused
+            return self._write_halving(batch.per_msg, refused), refused
+
+    def _write_halving(self, per_msg: Sequence[tuple[Any, list[Change]]], refused: list[tuple[Any, str, str]],
+                       ) -> Plan:
+        assert self._graph is not None
+        try:
+            return self._graph.write([c for _, cs in per_msg for c in cs], mode=WriteMode.CONCURRENT)
+        except TransientError:
+            raise
+        except FieldgraphError as exc:
+            if len(per_msg) == 1:
+                refused.append((per_msg[0][0], "graph" if isinstance(exc, GraphError) else "plan", str(exc)))
+                return Plan()
+        mid = len(per_msg) // 2
+        total = Plan()
+        for half in (per_msg[:mid], per_msg[mid:]):
+            total.counts.update(self._write_halving(half, refused).counts)
+        return total
 
     def _pause(self) -> None:
         if not self._paused and self._consumer is not None:
@@ -437,20 +447,19 @@ class Worker:
     # ---- visibility ----
 
     def lag(self) -> int:
+        """Kafka's consumer lag of the group on the assigned partitions: each one's log end offset minus the
+        group's committed offset (from the log start, or end with auto.offset.reset=latest, before any commit)."""
         from confluent_kafka import TopicPartition
 
         if self._consumer is None:
             return 0
         total = 0
         try:
-            parts = self._consumer.assignment()
-            positions = {(p.topic, p.partition): p.offset for p in self._consumer.position(parts)}
-            for t, p in positions:
-                _, high = self._consumer.get_watermark_offsets(TopicPartition(t, p), cached=True)
-                pos = positions[(t, p)]
-                if high >= 0 and pos >= 0:
-                    total += max(0, high - pos)
-        except Exception:  # noqa: BLE001
+            for tp in self._consumer.committed(self._consumer.assignment(), timeout=5):
+                low, high = self._consumer.get_watermark_offsets(TopicPartition(tp.topic, tp.partition), timeout=5)
+                start = tp.offset if tp.offset >= 0 else (high if self.config.auto_offset_reset == "latest" else low)
+                total += max(0, high - start)
+        except Exception:  # noqa: BLE001 - the brokers are not answering: keep the last figure
             return self.stats.lag
         return total
 
@@ -469,7 +478,10 @@ class Worker:
         now = time.monotonic()
         if not force and now - self._last_log < self.config.log_interval_s:
             return
-        if self._consumer is not None and not self._reachable():
+        reachable = self._consumer is None or self._reachable()
+        if self._metrics:
+            self._metrics.reachable.set(int(reachable))
+        if not reachable:
             log.warning("cannot reach the Kafka brokers at %s: %s; retrying", self.config.bootstrap_servers,
                         self._unreachable)
             self._last_log = now
@@ -489,14 +501,6 @@ class Worker:
 
 #: librdkafka errors that mean no broker answers (it keeps reconnecting by itself)
 _UNREACHABLE = ("_ALL_BROKERS_DOWN", "_TRANSPORT", "_RESOLVE")
-
-
-def _unused_reason(obj: Any) -> str:
-    name = obj.get("aspectName") if isinstance(obj, dict) else None
-    entity = obj.get("entityType") if isinstance(obj, dict) else None
-    what = f"aspect {name!r}" if name else "no aspect"
-    return (f"{what} of entity {entity or 'snapshot'!r} is not one fieldgraph reads (dataset schemaMetadata, "
-            "upstreamLineage, datasetUpstreamLineage, or a dataset delete)")
 
 
 def _parts(partitions: list[Any]) -> str:

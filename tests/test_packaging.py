@@ -53,7 +53,8 @@ def test_the_wheel_holds_the_package_its_data_and_its_metadata(dist: Path) -> No
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         metadata = z.read(info).decode()
     assert {"fieldgraph/py.typed", "fieldgraph/errors.py", "fieldgraph/cypher/upstream.cypher",
-            "fieldgraph/graph/store.py", "fieldgraph/normalizers/avro.py", "fieldgraph/ingest/cli/__init__.py"} <= names
+            "fieldgraph/graph/store.py", "fieldgraph/normalizers/avro.py", "fieldgraph/ingest/cli/__init__.py",
+            "fieldgraph/ingest/schemas/MetadataChangeProposal.avsc"} <= names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert not any(n.startswith(("tests/", "benchmarks/", "examples/")) for n in names)
     assert "Requires-Python: <3.14,>=3.11" in metadata and PYPROJECT["requires-python"] == ">=3.11,<3.14"

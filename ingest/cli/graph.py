@@ -48,10 +48,13 @@ def ingest_cmd(
                                  help="Where bad events go, appended (JSON Lines with rejectedAt, file, line, "
                                  "error, event)."),
     batch: int = typer.Option(1000, "--batch", min=1, help="Events per graph write batch."),
+    strict_aspects: bool = typer.Option(False, "--strict-aspects", help="Reject events with nothing fieldgraph "
+                                        "reads (other entities and aspects) instead of skipping them."),
     as_json: SummaryJson = False,
 ) -> None:
     """Ingest change events into the lineage graph. Bad events are reported and skipped, never fatal
-    (exit 3 when there were any, after the rest is written)."""
+    (exit 3 when there were any, after the rest is written). Events with nothing fieldgraph reads (other
+    entities, other aspects) are skipped and counted."""
     from fieldgraph.ingest.config import platforms_from_env
     from fieldgraph.ingest.replay import decode, event_files, read_events, write_rejects
 
@@ -59,14 +62,15 @@ def ingest_cmd(
     files = event_files(paths)
     changes = []
     bad = []
-    events = 0
+    events = unused = 0
     with progress() as bar:
         reading = bar.add_task("reading files", total=len(files))
         for f in files:
             for raw in read_events(f):
                 events += 1
-                cs, rej = decode(raw, platforms)
+                cs, rej = decode(raw, platforms, strict_aspects=strict_aspects)
                 changes.extend(cs)
+                unused += not cs and rej is None
                 if rej:
                     bad.append(rej)
                     bar.console.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"),
@@ -81,7 +85,8 @@ def ingest_cmd(
         write_rejects(rejects, bad)
     c = report.counts
     summary: dict[str, Any] = {
-        "files": len(files), "events": events, "rejected": len(bad), "aspectChanges": len(changes),
+        "files": len(files), "events": events, "rejected": len(bad), "skipped": unused,
+        "aspectChanges": len(changes),
         "schemas": c["schemas"], "schemaDeletes": c["schema_deletes"], "lineages": c["lineages"],
         "lineageDeletes": c["lineage_deletes"], "superseded": c["superseded"], "fieldsWritten": c["fields"],
         "fieldsRemoved": c["fields_removed"], "edgesWritten": c["edges"], "placeholdersCreated": c["placeholders"],

@@ -18,7 +18,7 @@ _X_HELP = "librdkafka setting name=value, passed through (security.protocol, sas
 def worker_cmd(
     topic: list[str] = typer.Option([], "--topic", "-t", help="Topic to consume; repeatable. Default: "
                                     "MetadataChangeLog_Versioned_v1, MetadataChangeProposal_v1, "
-                                    "MetadataAuditEvent_v4."),
+                                    "MetadataAuditEvent_v4, fieldgraph.events."),
     bootstrap_servers: str | None = typer.Option(None, "--bootstrap-servers", "-b",
                                                     help="Kafka brokers (default localhost:9092)."),
     group_id: str | None = typer.Option(None, "--group", help="Consumer group (default fieldgraph)."),
@@ -65,7 +65,11 @@ def worker_cmd(
 
 def emit_cmd(
     paths: list[Path] = typer.Argument(..., help="Event files or folders (.json, .jsonl, .ndjson)."),
-    topic: str = typer.Option("MetadataChangeProposal_v1", "--topic", "-t", help="Topic to send to."),
+    topic: str = typer.Option("fieldgraph.events", "--topic", "-t", help="Topic to send to."),
+    wire: str = typer.Option("auto", "--format", help="auto: Avro on DataHub's MCP topic (MetadataChangeProposal*), "
+                             "JSON elsewhere; or json, avro."),
+    schema_registry_url: str | None = typer.Option(None, "--schema-registry-url",
+                                                      help="Schema registry for Avro (DataHub's MCP topic)."),
     bootstrap_servers: str | None = typer.Option(None, "--bootstrap-servers", "-b",
                                                     help="Kafka brokers (default localhost:9092)."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML config file (or $FIELDGRAPH_CONFIG): "
@@ -74,20 +78,23 @@ def emit_cmd(
     timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds to wait for a broker to answer."),
     validate: bool = typer.Option(False, "--validate", help="Send only events fieldgraph can decode."),
 ) -> None:
-    """Send event files to Kafka as JSON, each keyed by its dataset URN (idempotent producer).
+    """Send event files to Kafka, each keyed by its dataset URN (idempotent producer): JSON to fieldgraph's
+    topics, Avro with DataHub's MCP schema to DataHub's MCP topic.
 
-    Kafka settings as the worker reads them: flags > FIELDGRAPH_BOOTSTRAP_SERVERS and FIELDGRAPH_KAFKA_* >
-    config file. Exit 3 when events were skipped, 5 when no broker answers."""
+    Kafka and registry settings as the worker reads them: flags > FIELDGRAPH_BOOTSTRAP_SERVERS,
+    FIELDGRAPH_KAFKA_*, FIELDGRAPH_SCHEMA_REGISTRY_URL > config file. Exit 3 when events were skipped, 5 when
+    no broker (or registry) answers."""
     from fieldgraph.ingest.config import load_config, platforms_from_env
     from fieldgraph.ingest.emitter import Emitter
     from fieldgraph.ingest.replay import event_files, read_events
     from fieldgraph.ingest.sources import decode_event
 
     files = event_files(paths)
-    cfg = load_config(config, flags={"bootstrap_servers": bootstrap_servers,
+    cfg = load_config(config, flags={"bootstrap_servers": bootstrap_servers, "schema_registry_url": schema_registry_url,
                                      "kafka": parse_pairs(kafka_setting, "-X")})
     try:
-        em = Emitter(cfg.bootstrap_servers, topic=topic, kafka=cfg.kafka, timeout=timeout)
+        em = Emitter(cfg.bootstrap_servers, topic=topic, format=wire, schema_registry_url=cfg.schema_registry_url,
+                     schema_registry=cfg.schema_registry, kafka=cfg.kafka, timeout=timeout)
     except FieldgraphError:
         raise
     except Exception as exc:  # a bad -X setting
@@ -106,7 +113,12 @@ def emit_cmd(
                     err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
                     skipped += 1
                     continue
-            em.emit(raw.event)
+            try:
+                em.emit(raw.event)
+            except EmitError as exc:  # not an event the topic takes (e.g. a snapshot on DataHub's MCP topic)
+                err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
+                skipped += 1
+                continue
             sent += 1
     report = em.flush()
     out.print(Text(f"sent {plural(report.delivered, 'event')} from {plural(len(files), 'file')} to {topic}"

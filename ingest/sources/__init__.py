@@ -38,4 +38,13 @@ def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEF
                      "eventTime with job/run/dataset (OpenLineage)")
 
 
-__all__ = ["PlatformMapping", "decode_event"]
+def unused_reason(obj: Any) -> str:
+    """Why an event gave no change (for ``--strict-aspects``, which rejects such events)."""
+    name = obj.get("aspectName") if isinstance(obj, dict) else None
+    entity = obj.get("entityType") if isinstance(obj, dict) else None
+    what = f"aspect {name!r}" if name else "no aspect"
+    return (f"{what} of entity {entity or 'snapshot'!r} is not one fieldgraph reads (dataset schemaMetadata, "
+            "upstreamLineage, datasetUpstreamLineage, or a dataset delete)")
+
+
+__all__ = ["PlatformMapping", "decode_event", "unused_reason"]

@@ -4,7 +4,9 @@ wire models, turned into typed changes (:mod:`fieldgraph.changes`).
 Envelopes, as they travel on Kafka in JSON:
 
 - ``MetadataChangeProposal`` / ``MetadataChangeLog``: ``entityUrn``, ``changeType``, ``aspectName``,
-  ``aspect: {"value": "<aspect JSON as a string>", "contentType": "application/json"}``.
+  ``aspect: {"value": "<aspect JSON as a string>", "contentType": "application/json"}``, or, as DataHub's
+  file sink and golden files write them, ``aspect: {"json": {...}}``; a DELETE without ``systemMetadata``
+  (DataHub's ``MetadataChangeProposalWrapper``) is :data:`~fieldgraph.changes.UNSTAMPED`.
 - legacy snapshots: ``MetadataChangeEvent`` (``proposedSnapshot``) and ``MetadataAuditEvent``
   (``newSnapshot``), aspects keyed by their class name (``com.linkedin.pegasus2avro.schema.SchemaMetadata``).
 
@@ -24,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
     SCHEMA_METADATA,
+    UNSTAMPED,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
@@ -95,7 +98,11 @@ class AuditStamp(_Open):
 
 
 class GenericAspect(_Strict):
-    value: str
+    """An aspect as DataHub sends it: serialized in ``value`` (Kafka, REST), or as an object in ``json``
+    (DataHub's file sink and golden files)."""
+
+    value: str | None = None
+    json_: Any = Field(default=None, alias="json")
     contentType: str = "application/json"
 
     @field_validator("contentType")
@@ -104,6 +111,21 @@ class GenericAspect(_Strict):
         if v != "application/json":
             raise ValueError(f"contentType {v!r} is not supported; only application/json")
         return v
+
+    @model_validator(mode="after")
+    def _one_form(self) -> GenericAspect:
+        if (self.value is None) == (self.json_ is None):
+            raise ValueError("an aspect has either value (the aspect serialized) or json (the aspect as an object)")
+        return self
+
+    def parsed(self, where: str) -> Any:
+        """The aspect as an object."""
+        if self.value is None:
+            return self.json_
+        try:
+            return json.loads(self.value)
+        except ValueError as exc:
+            raise EventError(f"aspect.value is not JSON: {exc}", where=f"{where}.value") from None
 
 
 class MetadataChangeProposal(_Strict):
@@ -372,7 +394,7 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
     created = ev.created.time if isinstance(ev, MetadataChangeLog) and ev.created else None
     name = ev.aspectName
     if ev.changeType == ChangeType.DELETE:
-        ts = _ts(sysmeta.get("lastObserved"), created)
+        ts = _ts(sysmeta.get("lastObserved"), created) or UNSTAMPED
         if name in (None, DATASET_KEY):
             return [DatasetDelete(urn, ts, origin)]
         if name == SCHEMA_METADATA or name == UPSTREAM_LINEAGE or name == DATASET_UPSTREAM_LINEAGE:
@@ -385,11 +407,8 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
                          where="changeType")
     if ev.aspect is None:
         raise EventError(f"changeType {ev.changeType.value} of {name} has no aspect", where="aspect")
-    try:
-        value = json.loads(ev.aspect.value)
-    except ValueError as exc:
-        raise EventError(f"aspect.value is not JSON: {exc}", where="aspect.value") from None
-    where = f"aspect.value({name})"
+    value = ev.aspect.parsed("aspect")
+    where = f"aspect.{'value' if ev.aspect.value is not None else 'json'}({name})"
     aspect = parse_aspect(name, value, where=where)
     check_lineage_refs(urn, aspect, where=where)
     ts = _ts(sysmeta.get("lastObserved"), created, *_aspect_times(aspect))
