@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, SchemaChange
-from fieldgraph.errors import GraphUnavailable
+from fieldgraph.errors import GraphRefused, GraphUnavailable
 
 from . import cypher as cy
 from .history import TIME_PROPS, Fact, Held, Span, state_props
@@ -117,6 +119,7 @@ class Writer:
         return plan
 
     def apply(self, plan: Plan) -> None:
+        check_values(plan)  # before the first statement: a refused batch leaves nothing half-written
         if self.mode is WriteMode.BACKFILL:
             for step in _CLEANUP:
                 plan.rows[step] = []
@@ -165,6 +168,57 @@ class Writer:
         if fix.steps():
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+
+
+#: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)
+_UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
+_SCALARS = (str, bool, int, float)
+
+
+def check_values(plan: Plan) -> None:
+    """Every value the plan writes is one both stores hold the same way: strings without NUL or lone
+    surrogates, integers within 64 bits, finite floats; a property is such a value or a list of them.
+    Else :class:`GraphRefused` naming the node and the property (the write path then writes none of it)."""
+    for step, rows in plan.steps():
+        for row in rows:
+            _check_row(row, step)
+
+
+def _check_row(row: dict[str, Any], where: str) -> None:
+    where = row.get("urn") or row.get("down") or row.get("datasetUrn") or where
+    for key, value in row.items():
+        if key == "props" and isinstance(value, dict):
+            for name, v in value.items():
+                _check(v, where, name, prop=True)
+        else:
+            _check(value, where, key, prop=False)
+
+
+def _check(v: Any, where: str, name: str, *, prop: bool) -> None:
+    if v is None or type(v) is bool:
+        return
+    if type(v) is str:
+        bad = _UNSTORABLE_CHARS.search(v)
+        if bad:
+            what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"
+            raise GraphRefused(f"{where}: {name} holds {what} at position {bad.start()}")
+    elif type(v) is int:
+        if not -(2**63) <= v < 2**63:
+            raise GraphRefused(f"{where}: {name} = {v} does not fit in 64 bits")
+    elif type(v) is float:
+        if not math.isfinite(v):
+            raise GraphRefused(f"{where}: {name} = {v} is not a finite number")
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            if prop and not isinstance(x, _SCALARS):
+                raise GraphRefused(f"{where}: property {name} holds a list of {type(x).__name__}; the graph holds "
+                                   "strings, numbers, booleans and lists of them")
+            _check(x, where, name, prop=False)
+    elif isinstance(v, dict) and not prop:  # a nested row
+        _check_row(v, where)
+    else:
+        raise GraphRefused(f"{where}: property {name} is a {type(v).__name__} ({str(v)[:80]}); the graph holds "
+                           "strings, numbers, booleans and lists of them")
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:

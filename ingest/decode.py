@@ -57,9 +57,12 @@ TOPIC_RECORDS = {
 
 
 def _plain(v: Any) -> Any:
-    """Avro values as the JSON the event models read (bytes -> str, tuples of union branches kept plain)."""
+    """An Avro value as the JSON DataHub writes of it: a union's record as ``{"<record name>": {...}}`` (fastavro
+    gives it as a (name, value) pair), bytes as text, nulls left out."""
+    if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str):
+        return {v[0]: _plain(v[1])}
     if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
+        return {k: _plain(x) for k, x in v.items() if x is not None}
     if isinstance(v, list):
         return [_plain(x) for x in v]
     if isinstance(v, (bytes, bytearray)):
@@ -158,14 +161,13 @@ class ValueDecoder:
         (schema_id,) = struct.unpack(">I", value[1:5])
         schema = self.schema(schema_id, topic)
         try:
-            obj = schemaless_reader(io.BytesIO(value[5:]), schema, None)
+            # records in unions of several (an MCE's snapshot and aspects) come named, as DataHub's JSON has them
+            obj = schemaless_reader(io.BytesIO(value[5:]), schema, None, return_record_name=True,
+                                    return_record_name_override=True)
         except Exception as exc:
             raise MessageDecodeError("avro", f"Avro body does not match schema id {schema_id}: "
                                      f"{type(exc).__name__}: {exc}") from None
-        obj = _plain(obj)
-        if isinstance(obj, dict):
-            obj = {k: v for k, v in obj.items() if v is not None}
-        return obj
+        return _plain(obj)
 
 
 class RegistryUnavailable(SourceUnavailable):

@@ -1,0 +1,171 @@
+"""DataHub's wire formats on a real Apache Kafka, both ways, and a worker that never blocks on a bad batch.
+
+No Confluent-API schema registry server can be started here (see README, "Kafka"): both sides share
+confluent-kafka's own in-process registry (``mock://NAME``, one per name in a process), with DataHub's
+emitter given the same client instead of its HTTP one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from fieldgraph.ingest.decode import registry_client
+from fieldgraph.ingest.emitter import Emitter
+from fieldgraph.normalizers.urns import make_field_urn
+
+from .conftest import ds, dump, lineage_event, schema_event, sf
+from .kafka_fixtures import ThreadWorker, wait_committed, worker_config
+
+m = pytest.importorskip("datahub.metadata.schema_classes")
+from datahub.emitter.mce_builder import make_schema_field_urn  # noqa: E402
+from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+ORDERS, RAW, CUSTOMERS = ds("dh.orders"), ds("dh.raw_orders"), ds("dh.customers")
+
+
+def _schema(*paths: str) -> Any:
+    return m.SchemaMetadataClass(
+        schemaName="t", platform="urn:li:dataPlatform:hive", version=0, hash="",
+        platformSchema=m.OtherSchemaClass(rawSchema=""),
+        fields=[m.SchemaFieldClass(fieldPath=p, type=m.SchemaFieldDataTypeClass(m.StringTypeClass()),
+                                   nativeDataType="string") for p in paths])
+
+
+def _stamped(mcp: Any, ts: int) -> Any:
+    mcp.systemMetadata = m.SystemMetadataClass(lastObserved=ts)
+    return mcp
+
+
+def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
+    """DataHub's DatahubKafkaEmitter (Avro, DataHub's MCP and MCE schemas, registered by it) -> worker."""
+    from datahub.emitter import kafka_emitter
+
+    registry = f"mock://{broker.name('dh-registry')}"
+    monkeypatch.setattr(kafka_emitter, "SchemaRegistryClient", lambda conf: registry_client(conf["url"]))
+    mcp_topic = broker.create_topic(broker.name("MetadataChangeProposal_v1_"), partitions=2)
+    mce_topic = broker.create_topic(broker.name("MetadataChangeEvent_v4_"))
+    emitter = kafka_emitter.DatahubKafkaEmitter(kafka_emitter.KafkaEmitterConfig.model_validate({
+        "connection": {"bootstrap": broker.bootstrap, "schema_registry_url": registry},
+        "topic_routes": {"MetadataChangeProposal": mcp_topic, "MetadataChangeEvent": mce_topic}}))
+    lineage = m.UpstreamLineageClass(
+        upstreams=[m.UpstreamClass(dataset=RAW, type="TRANSFORMED")],
+        fineGrainedLineages=[m.FineGrainedLineageClass(
+            upstreamType="FIELD_SET", upstreams=[make_schema_field_urn(RAW, "a,b")], downstreamType="FIELD",
+            downstreams=[make_schema_field_urn(ORDERS, "total")], transformOperation="SUM")])
+    items = [
+        _stamped(MCPW(entityUrn=RAW, aspect=_schema("id", "a,b")), 100),
+        _stamped(MCPW(entityUrn=ORDERS, aspect=_schema("id", "total")), 100),
+        _stamped(MCPW(entityUrn=ORDERS, aspect=lineage), 100),
+        _stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 100),
+        MCPW(entityUrn=RAW, aspect=lineage.__class__(upstreams=[])),  # no fine-grained lineage: nothing to draw
+        m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=CUSTOMERS, aspects=[
+            _schema("id", "email"), m.StatusClass(removed=False)])),
+    ]
+    errors: list[Any] = []
+    for item in items:
+        emitter.emit(item, callback=lambda err, msg: errors.append(err) if err else None)
+    emitter.flush()
+    assert not errors
+
+    cfg = worker_config(broker, [mcp_topic, mce_topic], graph.uri, schema_registry_url=registry)
+    w = ThreadWorker(cfg)
+    wait_committed(broker, cfg.group_id, mcp_topic, 5, 60)
+    wait_committed(broker, cfg.group_id, mce_topic, 1, 60)
+    up = graph.upstream(make_field_urn(ORDERS, "total"))
+    assert [(h.datasetUrn, h.fieldPath, h.edge["transformation"]) for h in up.hops] == [(RAW, "a,b", "SUM")]
+    assert {f["fieldPath"] for f in graph.fields(CUSTOMERS)} == {"id", "email"}
+
+    # DataHub's wrapper sends a DELETE without systemMetadata: it applies in arrival order
+    emitter.emit(MCPW(entityUrn=ORDERS, aspectName="upstreamLineage", changeType="DELETE", aspect=None))
+    emitter.flush()
+    wait_committed(broker, cfg.group_id, mcp_topic, 6, 60)
+    stats = w.stop()
+    assert stats.dlq == 0 and stats.ignored == 1  # the status aspect
+    assert graph.upstream(make_field_urn(ORDERS, "total")).hops == []
+
+
+def test_fieldgraphs_emitter_speaks_datahubs_avro(broker):
+    """fieldgraph's emitter on DataHub's MCP topic -> DataHub's own Avro deserializer reads exactly what was sent:
+    event dicts (both aspect forms), DataHub's wrappers and fieldgraph's typed changes."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from datahub.metadata.schemas import getMetadataChangeProposalSchema
+
+    from fieldgraph.changes import AspectDelete
+    from fieldgraph.ingest.emitter import to_event
+
+    registry = f"mock://{broker.name('fg-registry')}"
+    topic = broker.create_topic(broker.name("MetadataChangeProposal_v1_"))
+    sent = [
+        schema_event(RAW, ["id", "a,b"], 10),
+        MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=True)).to_obj(simplified_structure=True),
+        MCPW(entityUrn=ORDERS, aspect=_schema("id", "total")),
+        AspectDelete(ORDERS, "upstreamLineage", 20),
+    ]
+    with Emitter(broker.bootstrap, topic=topic, schema_registry_url=registry) as em:
+        assert em._encoder(topic) is not None  # auto: Avro on DataHub's MCP topic
+        em.emit_lineage(ORDERS, [("total", [make_field_urn(RAW, "a,b", form="schemaField")])], ts=15)
+        for item in sent:
+            em.emit(item)
+    messages = broker.consume_all(topic, len(sent) + 1)
+    assert len(messages) == len(sent) + 1
+
+    read = AvroDeserializer(registry_client(registry), schema_str=getMetadataChangeProposalSchema())
+    got = {}
+    for msg in messages:
+        obj = read(msg.value(), SerializationContext(topic, MessageField.VALUE))
+        mcp = m.MetadataChangeProposalClass.from_obj(obj, tuples=True)
+        assert msg.key().decode() == mcp.entityUrn
+        got[(mcp.entityUrn, mcp.aspectName, mcp.changeType)] = mcp
+    for item in sent:
+        ev = to_event(item)
+        mcp = got[(ev["entityUrn"], ev["aspectName"], ev["changeType"])]
+        if "aspect" in ev:
+            aspect = ev["aspect"]
+            assert json.loads(mcp.aspect.value) == (aspect["json"] if "json" in aspect else json.loads(aspect["value"]))
+        assert (mcp.systemMetadata and mcp.systemMetadata.lastObserved) == ev.get("systemMetadata", {}).get(
+            "lastObserved")
+    lineage = json.loads(got[(ORDERS, "upstreamLineage", "UPSERT")].aspect.value)
+    assert lineage["fineGrainedLineages"][0]["upstreams"] == [make_schema_field_urn(RAW, "a,b")]
+
+
+def test_a_poisoned_batch_dead_letters_the_refused_events_and_the_rest_lands(broker, graph, reference_graph):
+    """Events that decode but hold values the graph cannot store (a lone surrogate, an object as a field
+    attribute): the worker finds them by halving the batch, dead-letters them with the graph's reason, writes the
+    rest, and nothing of the refused events is left half-written."""
+    topic = broker.create_topic(broker.name("poison"))
+    broker.create_topic(f"{topic}.dlq")
+    good = [schema_event(ds(f"p.t{i}"), ["a", "b"], 10 + i) for i in range(30)]
+    good += [lineage_event(ds(f"p.t{i}"), [(sf(ds(f"p.t{i}"), "a"), [sf(ds(f"p.t{i - 1}"), "b")])], 100 + i)
+             for i in range(1, 30)]
+    surrogate = schema_event(ds("p.surrogate"), ["a"], 5)
+    aspect = json.loads(surrogate["aspect"]["value"])
+    aspect["fields"][0]["description"] = "broken \ud800 text"
+    surrogate["aspect"]["value"] = json.dumps(aspect)  # JSON escapes it: valid JSON, refused by the store
+    obj = schema_event(ds("p.object"), ["a"], 5)
+    aspect = json.loads(obj["aspect"]["value"])
+    aspect["fields"][0]["nativeDataType"] = {"not": "a string"}
+    obj["aspect"]["value"] = json.dumps(aspect)
+    events = good[:20] + [surrogate] + good[20:45] + [obj] + good[45:]
+    broker.emit(topic, events)
+
+    cfg = worker_config(broker, [topic], graph.uri, batch_size=len(events))
+    w = ThreadWorker(cfg)
+    wait_committed(broker, cfg.group_id, topic, len(events), 90)
+    stats = w.stop()
+    assert stats.dlq == 2 and stats.messages == len(events)
+    dlq = {m.key().decode(): {k: v.decode() for k, v in m.headers()} for m in broker.consume_all(f"{topic}.dlq", 2)}
+    assert set(dlq) == {ds("p.surrogate"), ds("p.object")}
+    assert "description holds a lone surrogate" in dlq[ds("p.surrogate")]["fieldgraph.reason"]
+    assert "property nativeDataType is a dict" in dlq[ds("p.object")]["fieldgraph.reason"]
+    assert {h["fieldgraph.error"] for h in dlq.values()} == {"graph"}
+
+    from fieldgraph.ingest.sources import decode_event
+
+    reference_graph.ingest([c for e in good for c in decode_event(e)])
+    assert dump(graph) == dump(reference_graph)
