@@ -57,6 +57,7 @@ from fieldgraph.errors import InputError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
+from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
 from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
@@ -133,28 +134,19 @@ class _Blob:
         return self.data.decode(encoding)
 
 
-def _plain(v: Any) -> Any:
-    """A decoded Avro/Parquet value as JSON-like data (bytes as UTF-8 text)."""
-    if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8")
-    if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
-
-
 def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
-    """A record of an Avro or Parquet file: the event itself, or its JSON text in ``value_column``."""
+    """A record of an Avro or Parquet file: the event itself (as DataHub's JSON has it), or its JSON text in
+    ``value_column``."""
+    wrapped = isinstance(rec, dict) and value_column in rec and not (
+        {"entityType", "proposedSnapshot", "newSnapshot"} & set(rec))
+    if wrapped and rec[value_column] is None:
+        return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
     try:
-        rec = _plain(rec)
+        rec = avro_to_json(rec)
     except UnicodeDecodeError as exc:
         return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
-    wrapped = isinstance(rec, dict) and value_column in rec
-    if wrapped and not ({"entityType", "proposedSnapshot", "newSnapshot"} & set(rec)):
+    if wrapped:
         value = rec[value_column]
-        if value is None:
-            return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
         if isinstance(value, str):
             try:
                 return RawEvent(name, n, json.loads(value))
@@ -175,7 +167,7 @@ def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str
 
         n = 0
         try:
-            for n, rec in enumerate(fastavro.reader(io.BytesIO(data)), start=1):
+            for n, rec in enumerate(fastavro.reader(io.BytesIO(data), **READ_NAMED), start=1):
                 yield _record_event(name, n, rec, value_column)
         except Exception as exc:  # a truncated or corrupt container: keep what was read, reject the rest
             yield RawEvent(name, n + 1, error=f"not a readable Avro container file (from record {n + 1} on): "

@@ -24,7 +24,7 @@ import json
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from fieldgraph.errors import EmitError, MessageDecodeError, SourceUnavailable
 
@@ -56,17 +56,26 @@ TOPIC_RECORDS = {
 }
 
 
-def _plain(v: Any) -> Any:
-    """An Avro value as the JSON DataHub writes of it: a union's record as ``{"<record name>": {...}}`` (fastavro
-    gives it as a (name, value) pair), bytes as text, nulls left out."""
+#: fastavro reader options: a record in a union of several records (an MCE's snapshot and aspects) comes named
+class _ReadNamed(TypedDict):
+    return_record_name: bool
+    return_record_name_override: bool
+
+
+READ_NAMED: _ReadNamed = {"return_record_name": True, "return_record_name_override": True}
+
+
+def avro_to_json(v: Any) -> Any:
+    """A value fastavro read (with :data:`READ_NAMED`) as the JSON DataHub writes of it: a union's record as
+    ``{"<record name>": {...}}``, bytes as UTF-8 text (else ``UnicodeDecodeError``), nulls left out."""
     if isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str):
-        return {v[0]: _plain(v[1])}
+        return {v[0]: avro_to_json(v[1])}
     if isinstance(v, dict):
-        return {k: _plain(x) for k, x in v.items() if x is not None}
+        return {k: avro_to_json(x) for k, x in v.items() if x is not None}
     if isinstance(v, list):
-        return [_plain(x) for x in v]
+        return [avro_to_json(x) for x in v]
     if isinstance(v, (bytes, bytearray)):
-        return bytes(v).decode("utf-8", errors="replace")
+        return bytes(v).decode("utf-8")
     return v
 
 
@@ -161,13 +170,14 @@ class ValueDecoder:
         (schema_id,) = struct.unpack(">I", value[1:5])
         schema = self.schema(schema_id, topic)
         try:
-            # records in unions of several (an MCE's snapshot and aspects) come named, as DataHub's JSON has them
-            obj = schemaless_reader(io.BytesIO(value[5:]), schema, None, return_record_name=True,
-                                    return_record_name_override=True)
+            obj = schemaless_reader(io.BytesIO(value[5:]), schema, None, **READ_NAMED)
         except Exception as exc:
             raise MessageDecodeError("avro", f"Avro body does not match schema id {schema_id}: "
                                      f"{type(exc).__name__}: {exc}") from None
-        return _plain(obj)
+        try:
+            return avro_to_json(obj)
+        except UnicodeDecodeError as exc:
+            raise MessageDecodeError("avro", f"a bytes value is not UTF-8: {exc}") from None
 
 
 class RegistryUnavailable(SourceUnavailable):

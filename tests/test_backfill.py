@@ -366,3 +366,30 @@ def test_bad_options(tmp_path) -> None:
     assert res.exit_code == 3 and "no such file" in res.output
     res = CliRunner().invoke(app, ["backfill", str(tmp_path), "--since", "soon"])
     assert res.exit_code == 3 and "--since 'soon'" in res.output
+
+
+def test_avro_files_in_datahubs_own_schema_read_as_their_json_form(tmp_path) -> None:
+    """A container file of MCEs in DataHub's MetadataChangeEvent schema (snapshot and aspects are unions of
+    records) gives the changes the same events give as JSON."""
+    import fastavro
+
+    m = pytest.importorskip("datahub.metadata.schema_classes")
+    from datahub.metadata.schemas import getMetadataChangeEventSchema
+
+    from fieldgraph.ingest.backfill import raw_events
+
+    urn = "urn:li:dataset:(urn:li:dataPlatform:hive,db.orders,PROD)"
+    mces = [m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=urn, aspects=[
+        m.SchemaMetadataClass(schemaName="orders", platform="urn:li:dataPlatform:hive", version=v, hash="",
+                              platformSchema=m.OtherSchemaClass(rawSchema=""),
+                              fields=[m.SchemaFieldClass(fieldPath=p, nativeDataType="string",
+                                                         type=m.SchemaFieldDataTypeClass(m.StringTypeClass()))
+                                      for p in ("id", f"v{v}")]),
+        m.StatusClass(removed=False)])) for v in (1, 2)]
+    path = tmp_path / "mce.avro"
+    with path.open("wb") as fh:
+        fastavro.writer(fh, fastavro.parse_schema(json.loads(getMetadataChangeEventSchema())),
+                        [e.to_obj(tuples=True) for e in mces])
+    raws = list(raw_events(str(path), path.read_bytes()))
+    assert [r.error for r in raws] == [None, None]
+    assert [decode_event(r.event) for r in raws] == [decode_event(json.loads(json.dumps(e.to_obj()))) for e in mces]
