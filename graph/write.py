@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, SchemaChange
+from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, JobLineageChange, LineageChange, SchemaChange
 from fieldgraph.errors import GraphRefused, GraphUnavailable
 
 from . import cypher as cy
@@ -105,6 +105,7 @@ class Writer:
 
     def plan(self, changes: Sequence[Change]) -> Plan:
         """Read the state (and the history) the batch needs and plan it (no writes)."""
+        check_values(changes)
         state = self.read_state(datasets_to_read(changes))
         return plan_changes(changes, state, self.read_history(history_needed(changes, state)))
 
@@ -119,7 +120,6 @@ class Writer:
         return plan
 
     def apply(self, plan: Plan) -> None:
-        check_values(plan)  # before the first statement: a refused batch leaves nothing half-written
         if self.mode is WriteMode.BACKFILL:
             for step in _CLEANUP:
                 plan.rows[step] = []
@@ -172,53 +172,59 @@ class Writer:
 
 #: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
-_SCALARS = (str, bool, int, float)
+_INT64 = (-(2**63), 2**63)
 
 
-def check_values(plan: Plan) -> None:
-    """Every value the plan writes is one both stores hold the same way: strings without NUL or lone
-    surrogates, integers within 64 bits, finite floats; a property is such a value or a list of them.
-    Else :class:`GraphRefused` naming the node and the property (the write path then writes none of it)."""
-    for step, rows in plan.steps():
-        for row in rows:
-            _check_row(row, step)
-
-
-def _check_row(row: dict[str, Any], where: str) -> None:
-    where = row.get("urn") or row.get("down") or row.get("datasetUrn") or where
-    for key, value in row.items():
-        if key == "props" and isinstance(value, dict):
-            for name, v in value.items():
-                _check(v, where, name, prop=True)
-        else:
-            _check(value, where, key, prop=False)
-
-
-def _check(v: Any, where: str, name: str, *, prop: bool) -> None:
-    if v is None or type(v) is bool:
-        return
-    if type(v) is str:
-        bad = _UNSTORABLE_CHARS.search(v)
+def check_values(changes: Sequence[Change]) -> None:
+    """Every value the changes bring is one both stores hold the same way: strings without NUL or lone
+    surrogates, integers within 64 bits, finite numbers. Else :class:`GraphRefused` naming the change (its
+    dataset and origin) and the value, before anything is written: a refused batch leaves nothing half-written.
+    (Types are the sources' to check: their models give strings where the graph stores strings.)"""
+    for c in changes:
+        texts, ints, floats = _values(c)
+        bad = _UNSTORABLE_CHARS.search("\x01".join(t for t in texts if t))
         if bad:
+            text = next(t for t in texts if t and _UNSTORABLE_CHARS.search(t))
             what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"
-            raise GraphRefused(f"{where}: {name} holds {what} at position {bad.start()}")
-    elif type(v) is int:
-        if not -(2**63) <= v < 2**63:
-            raise GraphRefused(f"{where}: {name} = {v} does not fit in 64 bits")
-    elif type(v) is float:
-        if not math.isfinite(v):
-            raise GraphRefused(f"{where}: {name} = {v} is not a finite number")
-    elif isinstance(v, (list, tuple)):
-        for x in v:
-            if prop and not isinstance(x, _SCALARS):
-                raise GraphRefused(f"{where}: property {name} holds a list of {type(x).__name__}; the graph holds "
-                                   "strings, numbers, booleans and lists of them")
-            _check(x, where, name, prop=False)
-    elif isinstance(v, dict) and not prop:  # a nested row
-        _check_row(v, where)
-    else:
-        raise GraphRefused(f"{where}: property {name} is a {type(v).__name__} ({str(v)[:80]}); the graph holds "
-                           "strings, numbers, booleans and lists of them")
+            raise GraphRefused(f"{_where(c)}: {text.encode('utf-8', 'backslashreplace').decode()[:120]!r} holds "
+                               f"{what}")
+        if not all(map(math.isfinite, floats)):
+            raise GraphRefused(f"{_where(c)}: a confidence of {next(f for f in floats if not math.isfinite(f))} "
+                               "is not a finite number")
+        huge = [n for n in ints if n is not None and not _INT64[0] <= n < _INT64[1]]
+        if huge:
+            raise GraphRefused(f"{_where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
+
+
+def _where(c: Change) -> str:
+    return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
+
+
+def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]:
+    """The texts, integers and floats of a change that reach the graph."""
+    texts: list[str | None] = [c.dataset]
+    ints: list[int | None] = [c.ts]
+    floats: list[float] = []
+    if isinstance(c, SchemaChange):
+        texts += (c.name, c.hash, c.platform, c.platform_schema)
+        ints.append(c.version)
+        for f in c.fields:
+            t = f.type
+            texts += (f.fieldPath, f.nativeDataType, f.description, f.jsonProps, t.key_type, t.value_type,
+                      *f.tags, *(t.nested_type or ()))
+        for path, terms in c.glossary_terms.items():
+            texts += (path, *terms)
+    elif isinstance(c, (LineageChange, JobLineageChange)):
+        texts += c.fields
+        if isinstance(c, JobLineageChange):
+            texts += (c.job, c.run, *(x for pair in c.dropped for x in pair))
+        for e in (*c.edges, *(c.dataset_edges if isinstance(c, LineageChange) else ())):
+            p = e.props
+            texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run,
+                      p.description, *p.operations, *p.operation_descriptions, *p.transformations)
+            ints += (p.run_time, p.created_at)
+            floats.append(p.confidence)
+    return texts, ints, floats
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:

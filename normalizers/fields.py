@@ -102,7 +102,13 @@ class SchemaField:
 
     @classmethod
     def from_datahub(cls, obj: dict[str, Any]) -> SchemaField:
-        """Read a SchemaField as it appears in a SchemaMetadata aspect."""
+        """Read a SchemaField as it appears in a SchemaMetadata aspect (its texts must be strings)."""
+        if not isinstance(obj, dict):
+            raise SchemaNormalizationError(f"a SchemaField is an object, got {type(obj).__name__}")
+        for name, optional in (("fieldPath", False), ("nativeDataType", True), ("description", True)):
+            value = obj.get(name)
+            if not isinstance(value, str) and not (optional and value is None):
+                raise SchemaNormalizationError(f"{name} must be a string, got {type(value).__name__} {value!r}"[:200])
         try:
             tags = tuple(
                 t["tag"].removeprefix("urn:li:tag:") for t in (obj.get("globalTags") or {}).get("tags", [])
@@ -113,7 +119,7 @@ class SchemaField:
             return cls(
                 fieldPath=obj["fieldPath"],
                 type=FieldType.from_datahub(obj["type"]),
-                nativeDataType=obj.get("nativeDataType", ""),
+                nativeDataType=obj.get("nativeDataType") or "",
                 nullable=bool(obj.get("nullable", False)),
                 description=obj.get("description"),
                 recursive=bool(obj.get("recursive", False)),

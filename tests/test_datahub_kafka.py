@@ -135,34 +135,37 @@ def test_fieldgraphs_emitter_speaks_datahubs_avro(broker):
 
 
 def test_a_poisoned_batch_dead_letters_the_refused_events_and_the_rest_lands(broker, graph, reference_graph):
-    """Events that decode but hold values the graph cannot store (a lone surrogate, an object as a field
-    attribute): the worker finds them by halving the batch, dead-letters them with the graph's reason, writes the
+    """Events that decode but hold values the graph cannot store (a lone surrogate, NUL, an integer beyond
+    64 bits): the worker finds them by halving the batch, dead-letters them with the graph's reason, writes the
     rest, and nothing of the refused events is left half-written."""
     topic = broker.create_topic(broker.name("poison"))
     broker.create_topic(f"{topic}.dlq")
     good = [schema_event(ds(f"p.t{i}"), ["a", "b"], 10 + i) for i in range(30)]
     good += [lineage_event(ds(f"p.t{i}"), [(sf(ds(f"p.t{i}"), "a"), [sf(ds(f"p.t{i - 1}"), "b")])], 100 + i)
              for i in range(1, 30)]
-    surrogate = schema_event(ds("p.surrogate"), ["a"], 5)
-    aspect = json.loads(surrogate["aspect"]["value"])
-    aspect["fields"][0]["description"] = "broken \ud800 text"
-    surrogate["aspect"]["value"] = json.dumps(aspect)  # JSON escapes it: valid JSON, refused by the store
-    obj = schema_event(ds("p.object"), ["a"], 5)
-    aspect = json.loads(obj["aspect"]["value"])
-    aspect["fields"][0]["nativeDataType"] = {"not": "a string"}
-    obj["aspect"]["value"] = json.dumps(aspect)
-    events = good[:20] + [surrogate] + good[20:45] + [obj] + good[45:]
+    def refused(name: str, **attrs: Any) -> dict[str, Any]:
+        ev = schema_event(ds(f"p.{name}"), ["a"], 5)
+        aspect = json.loads(ev["aspect"]["value"])
+        aspect["fields"][0].update(attrs.pop("field", {}))
+        aspect.update(attrs)
+        ev["aspect"]["value"] = json.dumps(aspect)  # JSON escapes what it must: valid JSON, a valid event
+        return ev
+
+    bad = [refused("surrogate", field={"description": "broken \ud800 text"}),
+           refused("nul", field={"description": "nul \x00 inside"}), refused("huge", version=10**30)]
+    events = good[:20] + bad[:1] + good[20:45] + bad[1:] + good[45:]
     broker.emit(topic, events)
 
     cfg = worker_config(broker, [topic], graph.uri, batch_size=len(events))
     w = ThreadWorker(cfg)
     wait_committed(broker, cfg.group_id, topic, len(events), 90)
     stats = w.stop()
-    assert stats.dlq == 2 and stats.messages == len(events)
-    dlq = {m.key().decode(): {k: v.decode() for k, v in m.headers()} for m in broker.consume_all(f"{topic}.dlq", 2)}
-    assert set(dlq) == {ds("p.surrogate"), ds("p.object")}
-    assert "description holds a lone surrogate" in dlq[ds("p.surrogate")]["fieldgraph.reason"]
-    assert "property nativeDataType is a dict" in dlq[ds("p.object")]["fieldgraph.reason"]
+    assert stats.dlq == 3 and stats.messages == len(events)
+    dlq = {m.key().decode(): {k: v.decode() for k, v in m.headers()} for m in broker.consume_all(f"{topic}.dlq", 3)}
+    reasons = {urn: h["fieldgraph.reason"] for urn, h in dlq.items()}
+    assert "holds a lone surrogate" in reasons[ds("p.surrogate")]
+    assert "holds a NUL character" in reasons[ds("p.nul")]
+    assert "does not fit in 64 bits" in reasons[ds("p.huge")]
     assert {h["fieldgraph.error"] for h in dlq.values()} == {"graph"}
 
     from fieldgraph.ingest.sources import decode_event

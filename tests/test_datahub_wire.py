@@ -220,3 +220,38 @@ def test_snapshots_are_not_mcps() -> None:
     mce = m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=ORDERS, aspects=[_schema("id")]))
     with pytest.raises(EmitError, match="legacy snapshot"):
         wire_mcp(to_event(mce))
+
+
+def test_a_field_attribute_of_the_wrong_type_is_a_bad_event() -> None:
+    from fieldgraph.errors import EventError
+
+    ev = schema_event(ORDERS, ["id"], 5)
+    aspect = json.loads(ev["aspect"]["value"])
+    aspect["fields"][0]["nativeDataType"] = {"not": "a string"}
+    ev["aspect"]["value"] = json.dumps(aspect)
+    with pytest.raises(EventError, match=r"fields\[0\].*nativeDataType must be a string, got dict"):
+        decode_event(ev)
+
+
+@pytest.mark.parametrize(("attrs", "reason"), [
+    ({"field": {"description": "broken \ud800"}}, "holds a lone surrogate"),
+    ({"field": {"fieldPath": "a\x00b"}}, "holds a NUL character"),
+    ({"version": 10**30}, "does not fit in 64 bits"),
+])
+def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(graph, attrs, reason) -> None:
+    from fieldgraph.errors import GraphRefused
+
+    ev = schema_event(ORDERS, ["id"], 5)
+    aspect = json.loads(ev["aspect"]["value"])
+    aspect["fields"][0].update(attrs.get("field", {}))
+    aspect.update({k: v for k, v in attrs.items() if k != "field"})
+    ev["aspect"]["value"] = json.dumps(aspect)
+    with pytest.raises(GraphRefused, match=reason):
+        graph.ingest(decode_event(ev, origin="poison.json:1"))
+    assert graph.stats()["datasets"] == 0
+    nan = lineage_event(ORDERS, [(sf(ORDERS, "id"), [sf(RAW, "id")])], 5)
+    nan["aspect"]["value"] = nan["aspect"]["value"].replace('"transformOperation"', '"confidenceScore": NaN, '
+                                                            '"transformOperation"')
+    with pytest.raises(GraphRefused, match="confidence of nan is not a finite number"):
+        graph.ingest(decode_event(nan))
+    assert graph.stats()["datasets"] == 0
