@@ -66,6 +66,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/as_of.py --graph neo4j --fields 200000
 	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
+	$(PY) benchmarks/value_checks.py
 
 clean:
 	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target
