@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Any
 
 from fieldgraph.changes import Change, carries_metadata
@@ -90,6 +91,17 @@ class IngestReport:
     events: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    #: events the graph refused, none of them written: (origin, reason)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _events(changes: Iterable[Change]) -> Iterator[list[Change]]:
+    """The changes grouped by event: consecutive changes of one ``origin`` (each change without one alone)."""
+    for origin, group in groupby(changes, key=lambda c: c.origin):
+        if origin:
+            yield list(group)
+        else:
+            yield from ([c] for c in group)
 
 
 class LineageGraph:
@@ -125,17 +137,21 @@ class LineageGraph:
 
     def ingest(self, changes: Iterable[Change], *, batch_events: int = 1000, mode: WriteMode = WriteMode.SINGLE,
                progress: Callable[[int], None] | None = None) -> IngestReport:
-        """Plan and apply ``changes`` in batches of ``batch_events``."""
+        """Plan and apply ``changes`` in batches of ``batch_events`` events. The changes of one event (one
+        ``origin``) go together: an event the graph refuses is left out whole, with its reason in the report, and
+        the rest is written."""
         report = IngestReport()
         writer = Writer(self.store, mode)
         with gc_paused():
-            for batch in chunks(changes, batch_events):
-                plan = writer.write(batch)
+            for batch in chunks(_events(changes), max(1, batch_events)):
+                plan, refused = writer.write_each(batch)
                 report.counts.update(plan.counts)
                 report.ambiguous.extend(plan.ambiguous)
-                report.events += len(batch)
+                report.refused.extend((batch[i][0].origin, str(exc)) for i, exc in refused)
+                n = sum(map(len, batch))
+                report.events += n
                 if progress:
-                    progress(len(batch))
+                    progress(n)
         return report
 
     # ---- naming things ----

@@ -31,7 +31,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, JobLineageChange, LineageChange, SchemaChange
-from fieldgraph.errors import GraphRefused, GraphUnavailable
+from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
 
 from . import cypher as cy
 from .history import TIME_PROPS, Fact, Held, Span, state_props
@@ -118,6 +118,32 @@ class Writer:
         plan = self._write_verified(changes)
         self._settle_placeholders(changes, plan)
         return plan
+
+    def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
+        """Write the events' changes as one batch. When the graph refuses it for good (a value it cannot hold, a
+        statement it refuses), halve the batch until the event(s) responsible are found and write the rest, in
+        order; returns them (by index in ``events``) with the refusal. Transient errors propagate: retrying the
+        whole batch rewrites what was written, which changes nothing."""
+        refused: list[tuple[int, FieldgraphError]] = []
+        return self._write_halving(events, 0, refused), refused
+
+    def _write_halving(self, events: Sequence[Sequence[Change]], first: int,
+                       refused: list[tuple[int, FieldgraphError]]) -> Plan:
+        try:
+            return self.write([c for cs in events for c in cs])
+        except TransientError:
+            raise
+        except FieldgraphError as exc:
+            if len(events) == 1:
+                refused.append((first, exc))
+                return Plan()
+        mid = len(events) // 2
+        total = Plan()
+        for part, start in ((events[:mid], first), (events[mid:], first + mid)):
+            plan = self._write_halving(part, start, refused)
+            total.counts.update(plan.counts)
+            total.ambiguous.extend(plan.ambiguous)
+        return total
 
     def apply(self, plan: Plan) -> None:
         if self.mode is WriteMode.BACKFILL:

@@ -136,6 +136,19 @@ def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING, *,
     return changes, None
 
 
+def refused_rejects(refused: Iterable[tuple[str, str]]) -> list[Reject]:
+    """Rejects for events the graph refused, named by origin (``file:line``), each with its event read again."""
+    wanted: dict[str, dict[int, str]] = {}
+    for origin, reason in refused:
+        file, _, line = origin.rpartition(":")
+        wanted.setdefault(file, {})[int(line) if line.isdigit() else 0] = reason
+    out: list[Reject] = []
+    for file, lines in wanted.items():
+        events = {raw.line: raw.event for raw in read_events(Path(file))} if Path(file).is_file() else {}
+        out.extend(Reject(file, line, reason, events.get(line)) for line, reason in sorted(lines.items()))
+    return out
+
+
 def write_rejects(path: Path, rejects: list[Reject]) -> None:
     """Append ``rejects`` to the JSON Lines file ``path`` (earlier runs' rejects stay), stamped with the time."""
     import datetime as dt

@@ -348,29 +348,13 @@ class Worker:
         return batch
 
     def _write(self, batch: _Batch) -> tuple[Plan, list[tuple[Any, str, str]]]:
-        """Write the batch; if the graph refuses it for good, find the message(s) responsible by halving it,
-        set them aside with the store's reason and write the rest, in order. Transient errors propagate (the
-        caller retries the whole batch; rewriting what was written changes nothing)."""
-        refused: list[tuple[Any, str, str]] = []
-        with gc_paused():
-            return self._write_halving(batch.per_msg, refused), refused
-
-    def _write_halving(self, per_msg: Sequence[tuple[Any, list[Change]]], refused: list[tuple[Any, str, str]],
-                       ) -> Plan:
+        """Write the batch; messages the graph refuses for good (found by halving the batch) are set aside with
+        the reason, the rest is written. Transient errors propagate (the caller retries the whole batch)."""
         assert self._graph is not None
-        try:
-            return self._graph.write([c for _, cs in per_msg for c in cs], mode=WriteMode.CONCURRENT)
-        except TransientError:
-            raise
-        except FieldgraphError as exc:
-            if len(per_msg) == 1:
-                refused.append((per_msg[0][0], "graph" if isinstance(exc, GraphError) else "plan", str(exc)))
-                return Plan()
-        mid = len(per_msg) // 2
-        total = Plan()
-        for half in (per_msg[:mid], per_msg[mid:]):
-            total.counts.update(self._write_halving(half, refused).counts)
-        return total
+        with gc_paused():
+            plan, refused = self._graph.writer(WriteMode.CONCURRENT).write_each([cs for _, cs in batch.per_msg])
+        return plan, [(batch.per_msg[i][0], "graph" if isinstance(exc, GraphError) else "plan", str(exc))
+                      for i, exc in refused]
 
     def _pause(self) -> None:
         if not self._paused and self._consumer is not None:

@@ -255,3 +255,26 @@ def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(gr
     with pytest.raises(GraphRefused, match="confidence of nan is not a finite number"):
         graph.ingest(decode_event(nan))
     assert graph.stats()["datasets"] == 0
+
+
+def test_ingest_rejects_the_events_the_graph_refuses_and_writes_the_rest(graph, tmp_path: Path) -> None:
+    """The file path finds refused events as the worker does (halving the batch): each goes to the rejects file
+    with its line, reason and event; every other event of the batch is written."""
+    good = [schema_event(ds(f"r.t{i}"), ["a", "b"], 10) for i in range(12)]
+    good += [lineage_event(ds(f"r.t{i}"), [(sf(ds(f"r.t{i}"), "a"), [sf(ds(f"r.t{i - 1}"), "b")])], 20)
+             for i in range(1, 12)]
+    bad = schema_event(ds("r.bad"), ["a"], 10)
+    bad["aspect"]["value"] = bad["aspect"]["value"].replace('"a"', '"a\\u0000b"')
+    events = [*good[:7], bad, *good[7:]]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    rejects = tmp_path / "rejects.jsonl"
+    res = CliRunner().invoke(app, ["ingest", str(path), "--graph", graph.uri, "--rejects", str(rejects), "--json"])
+    assert res.exit_code == 3, res.output
+    summary = json.loads(res.stdout[res.stdout.index("{"):])
+    assert summary["rejected"] == 1
+    (rejected,) = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert (rejected["line"], rejected["event"]) == (8, bad)
+    assert "holds a NUL character" in rejected["error"]
+    assert graph.stats()["datasets"] == 12
+    assert [h.fieldPath for h in graph.upstream(sf(ds("r.t11"), "a")).hops] == ["b"]

@@ -26,7 +26,7 @@ from fieldgraph.ingest.cli.options import (
     parse_pairs,
     parse_time,
 )
-from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, hop_table, out, plural, progress, short
+from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, err, hop_table, out, plural, progress, short
 
 FIELD_HELP = "Field URN (datasetField or schemaField; v2, v1 or /slash path)."
 
@@ -56,7 +56,7 @@ def ingest_cmd(
     (exit 3 when there were any, after the rest is written). Events with nothing fieldgraph reads (other
     entities, other aspects) are skipped and counted."""
     from fieldgraph.ingest.config import platforms_from_env
-    from fieldgraph.ingest.replay import decode, event_files, read_events, write_rejects
+    from fieldgraph.ingest.replay import decode, event_files, read_events, refused_rejects, write_rejects
 
     platforms = platforms_from_env()
     files = event_files(paths)
@@ -81,6 +81,9 @@ def ingest_cmd(
             task = bar.add_task("writing the graph", total=len(changes))
             report = g.ingest(changes, batch_events=batch, progress=lambda n: bar.advance(task, n))
         stats = g.stats()
+    for rej in refused_rejects(report.refused):  # values the graph cannot hold: the rest was written
+        bad.append(rej)
+        err.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"), soft_wrap=True)
     if bad:
         write_rejects(rejects, bad)
     c = report.counts
