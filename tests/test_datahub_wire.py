@@ -247,13 +247,16 @@ def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(gr
     aspect.update({k: v for k, v in attrs.items() if k != "field"})
     ev["aspect"]["value"] = json.dumps(aspect)
     with pytest.raises(GraphRefused, match=reason):
-        graph.ingest(decode_event(ev, origin="poison.json:1"))
+        graph.write(decode_event(ev, origin="poison.json:1"))
+    assert graph.stats()["datasets"] == 0
+    report = graph.ingest(decode_event(ev, origin="poison.json:1"))  # refused, reported, not raised
+    assert [origin for origin, _ in report.refused] == ["poison.json:1"] and reason in report.refused[0][1]
     assert graph.stats()["datasets"] == 0
     nan = lineage_event(ORDERS, [(sf(ORDERS, "id"), [sf(RAW, "id")])], 5)
     nan["aspect"]["value"] = nan["aspect"]["value"].replace('"transformOperation"', '"confidenceScore": NaN, '
                                                             '"transformOperation"')
     with pytest.raises(GraphRefused, match="confidence of nan is not a finite number"):
-        graph.ingest(decode_event(nan))
+        graph.write(decode_event(nan))
     assert graph.stats()["datasets"] == 0
 
 
