@@ -198,7 +198,7 @@ def change_event(change: SchemaChange | LineageChange | AspectDelete | DatasetDe
         case LineageChange():
             return _mcp(canonical_dataset(change.dataset), DATASET_UPSTREAM_LINEAGE, {"fieldMappings": [
                 {"destinationField": down, "sourceFields": ups, "transformationFunction": props.transformation}
-                for (down, props), ups in _grouped(change.edges, by_downstream=True).items()]}, change.ts)
+                for (down, props), ups in _by_downstream(change.edges).items()]}, change.ts)
         case AspectDelete(aspect="jobLineage"):
             raise EmitError(f"{change.dataset}: job lineage has no DataHub aspect to delete")
         case AspectDelete():
@@ -208,10 +208,11 @@ def change_event(change: SchemaChange | LineageChange | AspectDelete | DatasetDe
     raise EmitError(f"a {type(change).__name__} has no DataHub event (job lineage: send the run events themselves)")
 
 
-def _grouped(edges: Iterable[FieldEdge], by_downstream: bool) -> dict[tuple[str, Any], list[str]]:
+def _by_downstream(edges: Iterable[FieldEdge]) -> dict[tuple[str, Any], list[str]]:
+    """(downstream, edge properties) -> the upstreams, each once, in order."""
     out: dict[tuple[str, Any], list[str]] = {}
     for e in edges:
-        key = (e.downstream if by_downstream else "", e.props)
+        key = (e.downstream, e.props)
         if e.upstream not in out.setdefault(key, []):
             out[key].append(e.upstream)
     return out

@@ -81,12 +81,14 @@ class Stats:
 
 @dataclass
 class _Batch:
-    """One poll's messages decoded: the changes, the changes per message, and the bad messages with
-    (kind, reason)."""
+    """One poll's messages decoded: the changes per message, and the bad messages with (kind, reason)."""
 
-    changes: list[Change] = field(default_factory=list)
     per_msg: list[tuple[Any, list[Change]]] = field(default_factory=list)
     bad: list[tuple[Any, str, str]] = field(default_factory=list)
+
+    @property
+    def n_changes(self) -> int:
+        return sum(len(cs) for _, cs in self.per_msg)
 
 
 class _Metrics:
@@ -280,13 +282,13 @@ class Worker:
         dt = time.monotonic() - t0
         s = self.stats
         s.messages += len(msgs)
-        s.changes += len(batch.changes)
+        s.changes += batch.n_changes
         s.fields += plan.counts["fields"]
         s.batches += 1
         s.last_batch_s = dt
         if self._metrics:
             self._metrics.messages.inc(len(msgs))
-            self._metrics.changes.inc(len(batch.changes))
+            self._metrics.changes.inc(batch.n_changes)
             self._metrics.fields.inc(plan.counts["fields"])
             self._metrics.latency.observe(dt)
 
@@ -343,7 +345,6 @@ class Worker:
                 if self.config.strict_aspects:
                     batch.bad.append((m, "aspect", unused_reason(obj)))
                 continue
-            batch.changes.extend(cs)
             batch.per_msg.append((m, cs))
         return batch
 

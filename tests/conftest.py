@@ -187,6 +187,25 @@ def lineage_event(urn: str, edges: list[tuple[str, list[str]]], ts: int, op: str
          "transformOperation": op} for down, ups in edges]}, ts)
 
 
+def datahub_schema(*paths: str) -> Any:
+    """DataHub's own ``SchemaMetadataClass`` (acryl-datahub, a test extra) of string columns ``paths``."""
+    import datahub.metadata.schema_classes as m
+
+    return m.SchemaMetadataClass(
+        schemaName="t", platform="urn:li:dataPlatform:hive", version=0, hash="",
+        platformSchema=m.OtherSchemaClass(rawSchema=""),
+        fields=[m.SchemaFieldClass(fieldPath=p, type=m.SchemaFieldDataTypeClass(m.StringTypeClass()),
+                                   nativeDataType="string") for p in paths])
+
+
+def stamped(mcp: Any, ts: int) -> Any:
+    """DataHub's ``MetadataChangeProposalWrapper`` ``mcp`` with system metadata observed at ``ts``."""
+    import datahub.metadata.schema_classes as m
+
+    mcp.systemMetadata = m.SystemMetadataClass(lastObserved=ts, runId="test-run")
+    return mcp
+
+
 def ingest(g: Any, *events: dict[str, Any], batch_events: int = 1000) -> Any:
     from fieldgraph.ingest.sources import decode_event
 

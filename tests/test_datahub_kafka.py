@@ -16,7 +16,7 @@ from fieldgraph.ingest.decode import registry_client
 from fieldgraph.ingest.emitter import Emitter
 from fieldgraph.normalizers.urns import make_field_urn
 
-from .conftest import ds, dump, lineage_event, schema_event, sf
+from .conftest import datahub_schema, ds, dump, lineage_event, schema_event, sf, stamped
 from .kafka_fixtures import ThreadWorker, wait_committed, worker_config
 
 m = pytest.importorskip("datahub.metadata.schema_classes")
@@ -26,19 +26,6 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW  # noqa: E
 pytestmark = pytest.mark.integration
 
 ORDERS, RAW, CUSTOMERS = ds("dh.orders"), ds("dh.raw_orders"), ds("dh.customers")
-
-
-def _schema(*paths: str) -> Any:
-    return m.SchemaMetadataClass(
-        schemaName="t", platform="urn:li:dataPlatform:hive", version=0, hash="",
-        platformSchema=m.OtherSchemaClass(rawSchema=""),
-        fields=[m.SchemaFieldClass(fieldPath=p, type=m.SchemaFieldDataTypeClass(m.StringTypeClass()),
-                                   nativeDataType="string") for p in paths])
-
-
-def _stamped(mcp: Any, ts: int) -> Any:
-    mcp.systemMetadata = m.SystemMetadataClass(lastObserved=ts)
-    return mcp
 
 
 def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
@@ -58,13 +45,13 @@ def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
             upstreamType="FIELD_SET", upstreams=[make_schema_field_urn(RAW, "a,b")], downstreamType="FIELD",
             downstreams=[make_schema_field_urn(ORDERS, "total")], transformOperation="SUM")])
     items = [
-        _stamped(MCPW(entityUrn=RAW, aspect=_schema("id", "a,b")), 100),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=_schema("id", "total")), 100),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=lineage), 100),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 100),
+        stamped(MCPW(entityUrn=RAW, aspect=datahub_schema("id", "a,b")), 100),
+        stamped(MCPW(entityUrn=ORDERS, aspect=datahub_schema("id", "total")), 100),
+        stamped(MCPW(entityUrn=ORDERS, aspect=lineage), 100),
+        stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 100),
         MCPW(entityUrn=RAW, aspect=lineage.__class__(upstreams=[])),  # no fine-grained lineage: nothing to draw
         m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=CUSTOMERS, aspects=[
-            _schema("id", "email"), m.StatusClass(removed=False)])),
+            datahub_schema("id", "email"), m.StatusClass(removed=False)])),
     ]
     errors: list[Any] = []
     for item in items:
@@ -104,7 +91,7 @@ def test_fieldgraphs_emitter_speaks_datahubs_avro(broker):
     sent = [
         schema_event(RAW, ["id", "a,b"], 10),
         MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=True)).to_obj(simplified_structure=True),
-        MCPW(entityUrn=ORDERS, aspect=_schema("id", "total")),
+        MCPW(entityUrn=ORDERS, aspect=datahub_schema("id", "total")),
         AspectDelete(ORDERS, "upstreamLineage", 20),
     ]
     with Emitter(broker.bootstrap, topic=topic, schema_registry_url=registry) as em:

@@ -18,7 +18,7 @@ from fieldgraph.ingest.emitter import change_event, to_event, wire_format, wire_
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.normalizers.urns import make_field_urn
 
-from .conftest import ds, example_changes, lineage_event, schema_event, sf
+from .conftest import datahub_schema, ds, example_changes, lineage_event, schema_event, sf, stamped
 
 m = pytest.importorskip("datahub.metadata.schema_classes")
 from datahub.emitter.mce_builder import make_schema_field_urn  # noqa: E402
@@ -26,14 +26,6 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW  # noqa: E
 from datahub.ingestion.sink.file import write_metadata_file  # noqa: E402
 
 ORDERS, RAW = ds("shop.orders"), ds("shop.raw_orders")
-
-
-def _schema(*paths: str) -> Any:
-    return m.SchemaMetadataClass(
-        schemaName="orders", platform="urn:li:dataPlatform:hive", version=0, hash="",
-        platformSchema=m.OtherSchemaClass(rawSchema=""),
-        fields=[m.SchemaFieldClass(fieldPath=p, type=m.SchemaFieldDataTypeClass(m.StringTypeClass()),
-                                   nativeDataType="string") for p in paths])
 
 
 def _lineage(edges: list[tuple[str, str]]) -> Any:
@@ -45,28 +37,23 @@ def _lineage(edges: list[tuple[str, str]]) -> Any:
             downstreams=[make_schema_field_urn(ORDERS, down)], transformOperation="IDENTITY") for down, up in edges])
 
 
-def _stamped(mcp: Any, ts: int) -> Any:
-    mcp.systemMetadata = m.SystemMetadataClass(lastObserved=ts, runId="golden-run")
-    return mcp
-
-
 def golden_items() -> tuple[list[Any], int]:
     """What a DataHub ingestion run writes for two tables (MCPs, a legacy MCE, entities and aspects fieldgraph
     does not read), and how many of the events have nothing fieldgraph reads."""
     items = [
-        _stamped(MCPW(entityUrn=RAW, aspect=_schema("id", "amount", "a,b")), 1000),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=_schema("id", "total", "ab (copy)")), 1000),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=_lineage([("total", "amount"), ("ab (copy)", "a,b")])), 1000),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=m.SubTypesClass(typeNames=["view"])), 1000),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 1000),
-        _stamped(MCPW(entityUrn=ORDERS, aspect=m.DatasetPropertiesClass(name="orders", customProperties={})), 1000),
-        _stamped(MCPW(entityUrn="urn:li:query:q1", aspect=m.QueryPropertiesClass(
+        stamped(MCPW(entityUrn=RAW, aspect=datahub_schema("id", "amount", "a,b")), 1000),
+        stamped(MCPW(entityUrn=ORDERS, aspect=datahub_schema("id", "total", "ab (copy)")), 1000),
+        stamped(MCPW(entityUrn=ORDERS, aspect=_lineage([("total", "amount"), ("ab (copy)", "a,b")])), 1000),
+        stamped(MCPW(entityUrn=ORDERS, aspect=m.SubTypesClass(typeNames=["view"])), 1000),
+        stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 1000),
+        stamped(MCPW(entityUrn=ORDERS, aspect=m.DatasetPropertiesClass(name="orders", customProperties={})), 1000),
+        stamped(MCPW(entityUrn="urn:li:query:q1", aspect=m.QueryPropertiesClass(
             statement=m.QueryStatementClass(value="INSERT INTO orders SELECT id, amount FROM raw_orders"),
             source="SYSTEM", created=m.AuditStampClass(1000, "urn:li:corpuser:etl"),
             lastModified=m.AuditStampClass(1000, "urn:li:corpuser:etl"))), 1000),
-        _stamped(MCPW(entityUrn="urn:li:container:c1", aspect=m.ContainerPropertiesClass(name="shop")), 1000),
+        stamped(MCPW(entityUrn="urn:li:container:c1", aspect=m.ContainerPropertiesClass(name="shop")), 1000),
         m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(
-            urn=ds("shop.customers"), aspects=[_schema("id", "email"), m.StatusClass(removed=False)])),
+            urn=ds("shop.customers"), aspects=[datahub_schema("id", "email"), m.StatusClass(removed=False)])),
     ]
     return items, 5
 
@@ -217,7 +204,7 @@ def test_what_fieldgraph_encodes_datahubs_deserializer_reads_exactly() -> None:
 def test_snapshots_are_not_mcps() -> None:
     from fieldgraph.errors import EmitError
 
-    mce = m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=ORDERS, aspects=[_schema("id")]))
+    mce = m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=ORDERS, aspects=[datahub_schema("id")]))
     with pytest.raises(EmitError, match="legacy snapshot"):
         wire_mcp(to_event(mce))
 

@@ -100,24 +100,28 @@ def emit_cmd(
     except Exception as exc:  # a bad -X setting
         raise EmitError(f"{type(exc).__name__}: {exc}") from exc
     sent = skipped = 0
+    platforms = platforms_from_env()
+
+    def skip(where: str, reason: object) -> None:  # reported and skipped, not fatal
+        nonlocal skipped
+        err.print(Text(f"skipped {where}: {reason}", style="yellow"), soft_wrap=True)
+        skipped += 1
+
     for f in files:
         for raw in read_events(f):
             if raw.error is not None:
-                err.print(Text(f"skipped {raw.where}: {raw.error}", style="yellow"), soft_wrap=True)
-                skipped += 1
+                skip(raw.where, raw.error)
                 continue
             if validate:
                 try:
-                    decode_event(raw.event, origin=raw.where, platforms=platforms_from_env())
-                except FieldgraphError as exc:  # reported and skipped, not fatal
-                    err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
-                    skipped += 1
+                    decode_event(raw.event, origin=raw.where, platforms=platforms)
+                except FieldgraphError as exc:
+                    skip(raw.where, exc)
                     continue
             try:
                 em.emit(raw.event)
             except EmitError as exc:  # not an event the topic takes (e.g. a snapshot on DataHub's MCP topic)
-                err.print(Text(f"skipped {raw.where}: {exc}", style="yellow"), soft_wrap=True)
-                skipped += 1
+                skip(raw.where, exc)
                 continue
             sent += 1
     report = em.flush()
