@@ -3,3 +3,5 @@ CREATE INDEX FOR (d:Dataset) ON (d.urn);
 CREATE INDEX FOR (d:Dataset) ON (d.placeholder);
 CREATE INDEX FOR (f:DatasetField) ON (f.urn);
 CREATE INDEX FOR (f:DatasetField) ON (f.placeholder);
+CREATE INDEX FOR (r:JobRun) ON (r.run);
+CREATE INDEX FOR (o:FieldOperations) ON (o.checksum);

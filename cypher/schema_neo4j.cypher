@@ -3,3 +3,5 @@ CREATE CONSTRAINT dataset_urn IF NOT EXISTS FOR (d:Dataset) REQUIRE d.urn IS UNI
 CREATE CONSTRAINT dataset_field_urn IF NOT EXISTS FOR (f:DatasetField) REQUIRE f.urn IS UNIQUE;
 CREATE INDEX dataset_placeholder IF NOT EXISTS FOR (d:Dataset) ON (d.placeholder);
 CREATE INDEX dataset_field_placeholder IF NOT EXISTS FOR (f:DatasetField) ON (f.placeholder);
+CREATE CONSTRAINT field_operations_checksum IF NOT EXISTS FOR (o:FieldOperations) REQUIRE o.checksum IS UNIQUE;
+CREATE INDEX job_run IF NOT EXISTS FOR (r:JobRun) ON (r.run, r.job);

@@ -58,7 +58,8 @@ class EdgeProps:
     flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
     ``subtype``: IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...; ``masking``: the value is
     masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that made it;
-    ``operations``/``operation_descriptions``: the chain of operations (CDAP); ``transformations``: every
+    ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
+    :class:`RunOperations`); ``transformations``: every
     ``KIND/SUBTYPE`` seen (OpenLineage lists several). DataHub's aspects also say where in the aspect the
     edge was declared (``upstream_type``, ``downstream_type``, ``index``) and when (``created_at``).
     """
@@ -74,8 +75,7 @@ class EdgeProps:
     run: str | None = None
     run_time: int | None = None
     description: str | None = None
-    operations: tuple[str, ...] = ()
-    operation_descriptions: tuple[str, ...] = ()
+    operation_set: str | None = None
     transformations: tuple[str, ...] = ()
     created_at: int | None = None
     upstream_type: str | None = None
@@ -92,8 +92,7 @@ class EdgeProps:
             "sourceFormat": self.source_format, "transformation": self.transformation, "kind": self.kind,
             "subtype": self.subtype, "masking": bool(self.masking), "confidenceScore": float(self.confidence),
             "query": self.query, "program": self.program, "run": self.run, "runTime": self.run_time,
-            "description": self.description, "operations": list(self.operations) or None,
-            "operationDescriptions": list(self.operation_descriptions) or None,
+            "description": self.description, "operationSet": self.operation_set,
             "transformations": list(self.transformations) or None, "createdAt": self.created_at,
             "upstreamType": self.upstream_type, "downstreamType": self.downstream_type, "index": self.index,
         }
@@ -169,10 +168,25 @@ class LineageChange:
 
 
 @dataclass(frozen=True, slots=True)
+class RunOperations:
+    """The field operations of one job run (CDAP), kept per run so lineage can be asked for a time range.
+    Stored once per content (``checksum``), which every run with the same operations refers to.
+    ``operations``: their canonical JSON (:class:`fieldgraph.fieldops.OperationSet`); ``sources`` and
+    ``destinations``: the datasets the run read and wrote."""
+
+    checksum: str
+    operations: str
+    sources: tuple[str, ...] = ()
+    destinations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class JobLineageChange:
     """The lineage one run of ``job`` observed into a dataset at ``ts``. Additive: an edge per (field pair,
     job) keeps its first and last seen times and the newest run's properties. ``fields``: destination
-    fields the job declares (with no upstream too); ``dropped``: ``(field URN, entry)`` of fields it drops."""
+    fields the job declares (with no upstream too); ``reads``: fields of other datasets the run read (known
+    fields of those datasets, used or not); ``dropped``: ``(field URN, entry)`` of fields it drops;
+    ``operations``: the run's field operations, kept per run."""
 
     dataset: str
     job: str
@@ -180,9 +194,11 @@ class JobLineageChange:
     run: str | None = None
     edges: tuple[FieldEdge, ...] = ()
     fields: tuple[str, ...] = ()
+    reads: tuple[str, ...] = ()
     dropped: tuple[tuple[str, str], ...] = ()
     ts: int = 0
     origin: str = ""
+    operations: RunOperations | None = None
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
@@ -223,8 +239,8 @@ def references(change: Change) -> list[str]:
     match change:
         case LineageChange(edges=edges, dataset_edges=dataset_edges):
             return [e.upstream for e in edges] + [e.upstream for e in dataset_edges]
-        case JobLineageChange(edges=edges, dropped=dropped):
-            return [e.upstream for e in edges] + [ref for ref, _ in dropped]
+        case JobLineageChange(edges=edges, reads=reads, dropped=dropped):
+            return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
         case _:
             return []
 
@@ -232,6 +248,6 @@ def references(change: Change) -> list[str]:
 __all__ = [
     "ASPECTS", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE", "DIRECT", "DatasetDelete",
     "EdgeKind", "EdgeProps", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange", "LINEAGE_ASPECTS",
-    "LineageAspect", "LineageChange", "SCHEMA_METADATA", "SchemaChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
-    "carries_metadata", "operation_subtype", "references",
+    "LineageAspect", "LineageChange", "RunOperations", "SCHEMA_METADATA", "SchemaChange", "UNSTAMPED",
+    "UPSTREAM_LINEAGE", "carries_metadata", "operation_subtype", "references",
 ]

@@ -163,11 +163,12 @@ class Fact:
     dataset: bool = False
     #: job lineage: a fact is the (field pair, job), whatever the run's properties
     additive: bool = False
-    #: :func:`fact_key` of ``props``, computed once (the planner asks for it per edge several times)
+    #: :func:`fact_key` of ``props``, computed once (the planner asks for it per edge several times); job
+    #: lineage facts are keyed by their job and need none
     fact: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fact", fact_key(self.props))
+        object.__setattr__(self, "fact", "" if self.additive else fact_key(self.props))
 
     @property
     def key(self) -> tuple[str, str, str]:

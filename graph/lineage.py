@@ -24,6 +24,7 @@ from . import cypher as cy
 from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from .history import STATE_PROPS
 from .plan import DatasetState, Plan, field_urn, resolve_reference, simple_ref
+from .runs import RunLineage
 from .store import GraphStore, open_store
 from .write import WriteMode, Writer, chunks, gc_paused
 
@@ -193,7 +194,7 @@ class LineageGraph:
     # ---- walks ----
 
     def _walk(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
-              dataset_starts: Sequence[str] = (), keep: Callable[[dict[str, Any]], bool] | None = None,
+              dataset_starts: Sequence[str] = (), keep: Callable[[Hop], bool] | None = None,
               as_of: int | None = None) -> LineageResult:
         """A level-by-level walk (depth cap, time budget); with ``keep``, only the edges it accepts; with
         ``as_of``, over the edges that held then."""
@@ -207,7 +208,7 @@ class LineageGraph:
         return res
 
     def _walk_edges(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
-                    dataset_starts: Sequence[str], keep: Callable[[dict[str, Any]], bool] | None,
+                    dataset_starts: Sequence[str], keep: Callable[[Hop], bool] | None,
                     as_of: int | None) -> LineageResult:
         cap = depth or DEFAULT_DEPTH_CAP
         then = as_of is not None
@@ -240,11 +241,11 @@ class LineageGraph:
                     return res
                 nxt: list[str] = []
                 for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                    edge = r.get("edge") or {}
-                    if keep is not None and not keep(edge):
+                    hop = Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), r.get("edge") or {},
+                              bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous")))
+                    if keep is not None and not keep(hop):
                         continue
-                    res.hops.append(Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), edge,
-                                        bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous"))))
+                    res.hops.append(hop)
                     if r["urn"] not in seen:
                         seen.add(r["urn"])
                         nxt.append(r["urn"])
@@ -304,46 +305,52 @@ class LineageGraph:
     def field_lineage(self, field: str, direction: str = "incoming", start: int | None = None,
                       end: int | None = None, depth: int = 1, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
                       ) -> dict[str, Any]:
-        """A field's ``incoming`` or ``outgoing`` lineage seen within ``[start, end]`` (ms; None: open).
+        """A field's ``incoming`` or ``outgoing`` lineage within ``[start, end)`` (ms; None: open).
 
-        Like CDAP's ``/lineage/fields/<field>?direction=...&start=...&end=...``: ``summary`` is the
-        fields reached, grouped by dataset; ``operations`` the distinct operation chains (program, run,
-        operations, descriptions) of the edges; ``dropped`` (outgoing) the jobs that drop the field.
-        An edge counts when it was seen in the range: ``firstSeen <= end`` and ``lastSeen >= start``
-        (edges without times always count). ``depth`` hops (default 1: the datasets next to the field).
+        Like CDAP's ``/lineage/fields/<field>?direction=...&start=...&end=...``: ``summary`` is the fields reached,
+        grouped by dataset; ``operations``, per CDAP operation set run in the range, the programs that ran it (the
+        latest run of each, newest first) and the operations that computed the field (incoming) or used it
+        (outgoing), in topological order, and per other job or query (DataHub, OpenLineage) its run and
+        transformation; ``dropped`` (outgoing) the transforms that drop the field.
+
+        CDAP lineage is answered from the runs inside the range (:mod:`fieldgraph.graph.runs`); other edges count
+        when they were seen in it: ``firstSeen < end`` and ``lastSeen >= start`` (edges without times always
+        count). ``depth`` hops (default 1: the datasets next to the field).
         """
         if direction not in ("incoming", "outgoing"):
             raise InputError(f"direction must be incoming or outgoing, got {direction!r}")
-        if start is not None and end is not None and start > end:
-            raise InputError(f"start {start} is after end {end}")
+        if start is not None and end is not None and start >= end:
+            raise InputError(f"start {start} is not before end {end}")
         urn = self.resolve_field(field)
+        runs = RunLineage(self.store, direction, start, end)
 
-        def in_range(edge: dict[str, Any]) -> bool:
-            first = edge.get("firstSeen", edge.get("createdAt"))
-            last = edge.get("lastSeen", first)
-            return (end is None or first is None or first <= end) and (start is None or last is None or last >= start)
+        def keep(h: Hop) -> bool:
+            e = h.edge
+            if e.get("operationSet"):  # a CDAP run's edge: kept when a run in the range ties the two fields
+                return runs.connects(h.from_urn, h.urn, e.get("source"))
+            first = e.get("firstSeen", e.get("createdAt"))
+            last = e.get("lastSeen", first)
+            return (end is None or first is None or first < end) and (start is None or last is None or last >= start)
 
         res = self._walk([urn], "upstream" if direction == "incoming" else "downstream", depth, time_budget_s,
-                         keep=in_range)
+                         keep=keep)
         summary: dict[str, list[str]] = {}
-        operations: dict[str, dict[str, Any]] = {}
+        others: dict[str, dict[str, Any]] = {}
         for h in res.hops:
             paths = summary.setdefault(h.datasetUrn or h.urn, [])
             if (h.fieldPath or h.urn) not in paths:
                 paths.append(h.fieldPath or h.urn)
             e = h.edge
-            op = {"program": e.get("program") or e.get("query"), "run": e.get("run"), "runTime": e.get("runTime"),
-                  "sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
-                  "operations": e.get("operations") or [], "descriptions": e.get("operationDescriptions") or []}
-            operations.setdefault(repr(sorted(op.items(), key=lambda kv: kv[0])), op)
-        dropped: list[str] = []
-        if direction == "outgoing":
-            rows = self.store.run(cy.statement("field_labels"), {"frontier": [urn]})
-            dropped = list(rows[0].get("droppedBy") or []) if rows else []
+            if h.depth == 1 and not e.get("operationSet"):
+                op = {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
+                      "programs": [{"program": e.get("program") or e.get("query") or e.get("source"),
+                                    "run": e.get("run"), "runTime": e.get("runTime")}], "operations": []}
+                others.setdefault(repr(op), op)
+        mine = runs.of(urn)
         return {"field": urn, "direction": direction, "start": start, "end": end, "depth": depth,
                 "partial": res.partial, "reason": res.reason,
                 "summary": [{"dataset": d, "fields": sorted(f)} for d, f in sorted(summary.items())],
-                "operations": list(operations.values()), "dropped": dropped,
+                "operations": mine.operations + list(others.values()), "dropped": mine.dropped,
                 "edges": [h.to_json() for h in res.hops]}
 
     # ---- tags, glossary terms and their propagation (CDAP's propagateMetadata) ----
@@ -378,7 +385,7 @@ class LineageGraph:
         (or held at ``as_of``)."""
         urn = self._existed(self.resolve_field(field), as_of)
         res = self._walk([urn], "upstream", depth, time_budget_s,
-                         keep=lambda e: carries_metadata(e, indirect=indirect), as_of=as_of)
+                         keep=lambda h: carries_metadata(h.edge, indirect=indirect), as_of=as_of)
         dist: dict[str, int] = {}
         for h in res.hops:
             if h.datasetUrn is not None:
@@ -404,7 +411,7 @@ class LineageGraph:
         carriers: dict[str, dict[str, Any]] = {u: {"urn": u, "own": True, "from": [u], "distance": 0} for u in sources}
         for s in sources:
             res = self._walk([s], "downstream", depth, time_budget_s,
-                             keep=lambda e: carries_metadata(e, indirect=indirect), as_of=as_of)
+                             keep=lambda h: carries_metadata(h.edge, indirect=indirect), as_of=as_of)
             for h in res.hops:
                 if h.datasetUrn is None:
                     continue

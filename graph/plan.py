@@ -52,6 +52,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageAspect,
     LineageChange,
+    RunOperations,
     SchemaChange,
     references,
 )
@@ -182,6 +183,8 @@ STEP_ORDER = (
     # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
     "close_lineage", "clear_lineage", "clear_job_lineage",
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
+    # job runs (CDAP): each run, its operations stored once per checksum, the datasets it read and wrote
+    "merge_job_runs", "link_run_sources", "link_run_destinations",
     "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
@@ -442,9 +445,15 @@ class _Planner:
         #: fields after this batch, per dataset (the resolution target of lineage references)
         self.known: dict[str, dict[str, FieldState]] = {u: dict(s.fields) for u, s in state.items()}
         self.ensured: set[str] = set()
+        #: references resolved in this batch (schemas are applied before any reference is resolved)
+        self.resolved: dict[str, str] = {}
+        #: the placeholder fields planned in this batch, by URN
+        self.placeholder_rows: dict[str, dict[str, Any]] = {}
         self.resolvers: dict[str, Resolver] = {}
         #: job lineage edges per (down, up, job), merged over the batch
         self.job_edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+        #: job runs with their operations per (job, run)
+        self.job_runs: dict[tuple[str, str], dict[str, Any]] = {}
         self.dropped: dict[tuple[str, str], None] = {}
 
     def stored(self, urn: str) -> DatasetState:
@@ -610,6 +619,15 @@ class _Planner:
 
     def resolve(self, ref: str, declared: bool = False) -> str:
         """The URN of the field ``ref`` names, after this batch's schemas; a placeholder when none or several."""
+        hit = self.resolved.get(ref)
+        if hit is not None:
+            if declared and hit in self.placeholder_rows:
+                self.placeholder_rows[hit]["props"]["declared"] = True
+            return hit
+        self.resolved[ref] = urn = self._resolve(ref, declared)
+        return urn
+
+    def _resolve(self, ref: str, declared: bool) -> str:
         ds, path = parse_field_ref(ref)
         fields_now = self.known.setdefault(ds, {})
         exact = fields_now.get(field_urn(ds, path))
@@ -624,6 +642,11 @@ class _Planner:
 
     def _placeholder(self, ds: str, path: str, kind: str, paths: list[str], declared: bool) -> str:
         purn = field_urn(ds, path)
+        row = self.placeholder_rows.get(purn)
+        if row is not None:  # planned already in this batch
+            if declared:
+                row["props"]["declared"] = True
+            return purn
         fields_now = self.known[ds]
         self.ensure_dataset(ds)
         if purn not in fields_now or fields_now[purn].placeholder:
@@ -632,7 +655,8 @@ class _Planner:
                      "ambiguous": kind == "ambiguous", "candidates": paths or None}
             if declared:
                 props["declared"] = True
-            self.rows["ensure_fields"].append({"datasetUrn": ds, "urn": purn, "props": props})
+            self.placeholder_rows[purn] = {"datasetUrn": ds, "urn": purn, "props": props}
+            self.rows["ensure_fields"].append(self.placeholder_rows[purn])
             if purn not in fields_now:
                 self.counts["placeholders"] += 1
             if kind == "ambiguous":
@@ -745,12 +769,30 @@ class _Planner:
         for c in runs:
             for ref, entry in c.dropped:
                 self.dropped[(self.resolve(ref), entry)] = None
+            if c.operations is not None:
+                self._job_run(c, c.operations)
+
+    def _job_run(self, c: JobLineageChange, ops: RunOperations) -> None:
+        """A run and its operations, once per (job, run) in the batch."""
+        key = (c.job, c.run or f"@{c.ts}")
+        if key in self.job_runs:
+            return
+        self.job_runs[key] = {"job": c.job, "run": key[1], "time": c.ts, "checksum": ops.checksum,
+                              "operations": ops.operations}
+        for step, urns in (("link_run_sources", ops.sources), ("link_run_destinations", ops.destinations)):
+            for ds in urns:
+                self.ensure_dataset(ds)
+                self.rows[step].append({"job": c.job, "run": key[1], "urn": ds})
 
     def _job_facts(self, c: JobLineageChange) -> list[Fact]:
-        for ref in c.fields:
+        for ref in (*c.fields, *c.reads):
             self.resolve(ref, declared=True)
-        return [Fact(self.resolve(e.downstream, declared=True), self.resolve(e.upstream),
-                     {**e.props.to_props(), "source": c.job}, additive=True) for e in c.edges]
+        props: dict[int, dict[str, Any]] = {}  # edges of one run often share their properties
+        for e in c.edges:
+            if id(e.props) not in props:
+                props[id(e.props)] = {**e.props.to_props(), "source": c.job}
+        return [Fact(self.resolve(e.downstream, declared=True), self.resolve(e.upstream), props[id(e.props)],
+                     additive=True) for e in c.edges]
 
     def _job_edge(self, f: Fact, ts: int, first: int | None = None) -> None:
         key = (f.down, f.up, f.props["source"])
@@ -770,6 +812,7 @@ class _Planner:
     def finish(self) -> Plan:
         rows = self.rows
         rows["merge_job_edges"].extend(self.job_edges.values())
+        rows["merge_job_runs"].extend(self.job_runs.values())
         rows["mark_dropped"].extend({"urn": u, "entry": entry} for u, entry in self.dropped)
         self.counts["edges"] += len(self.job_edges)
         rows["upsert_datasets"] = [{"urn": u, "props": p} for u, p in self.dataset_rows.items()]

@@ -243,11 +243,13 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
     elif isinstance(c, (LineageChange, JobLineageChange)):
         texts += c.fields
         if isinstance(c, JobLineageChange):
-            texts += (c.job, c.run, *(x for pair in c.dropped for x in pair))
+            texts += (c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
+            if c.operations is not None:
+                texts += (c.operations.operations, *c.operations.sources, *c.operations.destinations)
         for e in (*c.edges, *(c.dataset_edges if isinstance(c, LineageChange) else ())):
             p = e.props
             texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run,
-                      p.description, *p.operations, *p.operation_descriptions, *p.transformations)
+                      p.description, p.operation_set, *p.transformations)
             ints += (p.run_time, p.created_at)
             floats.append(p.confidence)
     return texts, ints, floats

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from fieldgraph.errors import EventError
+from fieldgraph.fieldops import OperationSet
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
-from fieldgraph.ingest.sources.cdap import CdapLineageError
+from fieldgraph.ingest.sources.cdap import CdapFieldLineageEvent, CdapLineageError, operations_of
 
 from .conftest import ingest, schema_event
 
@@ -59,6 +60,14 @@ CONCAT = event(
 )
 
 
+def opset(ev) -> OperationSet:
+    return OperationSet(operations_of(CdapFieldLineageEvent.model_validate(ev)))
+
+
+def names(ops) -> list[str]:
+    return [o.name for o in ops]
+
+
 def test_concatenation_drops_and_identity() -> None:
     (change,) = decode_event(CONCAT)
     assert change.dataset == PROFILES and change.aspect == "jobLineage"
@@ -66,17 +75,124 @@ def test_concatenation_drops_and_identity() -> None:
     assert set(edges) == {(f(PROFILES, "name"), f(USERS, "first")), (f(PROFILES, "name"), f(USERS, "last")),
                           (f(PROFILES, "id"), f(USERS, "id"))}
     name = edges[(f(PROFILES, "name"), f(USERS, "first"))]
-    assert name["operations"] == ["read", "concat", "write"] and name["transformation"] == "concat"
-    assert name["operationDescriptions"] == ["read the users", "first + ' ' + last", "write profiles"]
+    assert name["transformation"] == "concat" and name["subtype"] == "TRANSFORMATION"
     assert name["program"] == "default.UserApp.workflow.Normalize" and name["run"] == "run-1"
     assert name["runTime"] == T0 and name["kind"] == "DIRECT" and name["sourceFormat"] == "cdap"
+    # the operations are kept once per run, by checksum, and the edges refer to them
+    assert change.operations is not None and name["operationSet"] == change.operations.checksum
+    assert change.operations.sources == (USERS,) and change.operations.destinations == (PROFILES,)
+    ops = OperationSet.from_json(change.operations.operations)
+    assert ops.checksum == change.operations.checksum
+    assert names(ops.incoming_operations((PROFILES, "name"))) == ["read", "concat", "write"]
+    assert [o.description for o in ops.incoming_operations((PROFILES, "name"))] == [
+        "read the users", "first + ' ' + last", "write profiles"]
     ident = edges[(f(PROFILES, "id"), f(USERS, "id"))]
     assert ident["transformation"] == "Identity" and ident["subtype"] == "IDENTITY"
-    assert ident["operations"] == ["read", "write"]
-    # zip is read and never used: no edge; first and last are dropped
+    assert names(ops.incoming_operations((PROFILES, "id"))) == ["read", "write"]
+    # zip is read and used by nobody: no edge, but a known field of users; first and last are dropped
     assert not any(up == f(USERS, "zip") for _, up in edges)
+    assert f(USERS, "zip") in change.reads
+    assert names(ops.outgoing_operations((USERS, "zip"))) == ["read"]
     assert sorted(change.dropped) == [(f(USERS, "first"), "cdap:default.UserApp.workflow.Normalize dropFirst"),
-                                             (f(USERS, "last"), "cdap:default.UserApp.workflow.Normalize dropLast")]
+                                      (f(USERS, "last"), "cdap:default.UserApp.workflow.Normalize dropLast")]
+
+
+# CDAP's documented example of two sources and two destinations (FieldLineageInfo's javadoc):
+#   pRead: personFile -> (offset, body); parse: body -> (id, name, address); cRead: codeFile -> id;
+#   codeGen: (parse.id, cRead.id) -> id; sWrite: (codeGen.id, parse.name, parse.address) -> secureStore;
+#   iWrite: (parse.id, parse.name, parse.address) -> insecureStore
+PERSON, CODE, SECURE, INSECURE = cdap_ds("personFile"), cdap_ds("codeFile"), cdap_ds("secureStore"), \
+    cdap_ds("insecureStore")
+STORES = event(
+    read("pRead", "personFile", ["offset", "body"]), read("cRead", "codeFile", ["id"]),
+    transform("parse", [("pRead", "body")], ["id", "name", "address"]),
+    transform("codeGen", [("parse", "id"), ("cRead", "id")], ["id"]),
+    write("sWrite", "secureStore", [("codeGen", "id"), ("parse", "name"), ("parse", "address")]),
+    write("iWrite", "insecureStore", [("parse", "id"), ("parse", "name"), ("parse", "address")]),
+)
+
+
+def test_two_sources_two_destinations_summaries_and_operations_per_field() -> None:
+    ops = opset(STORES)
+    assert ops.incoming((SECURE, "id")) == {(PERSON, "body"), (CODE, "id")}
+    for store, field in [(SECURE, "name"), (SECURE, "address"), (INSECURE, "id"), (INSECURE, "name")]:
+        assert ops.incoming((store, field)) == {(PERSON, "body")}
+    assert ops.outgoing((CODE, "id")) == {(SECURE, "id")}
+    assert ops.outgoing((PERSON, "body")) == {(s, f) for s in (SECURE, INSECURE) for f in ("id", "name", "address")}
+    assert ops.outgoing((PERSON, "offset")) == set()
+    assert names(ops.incoming_operations((INSECURE, "id"))) == ["pRead", "parse", "iWrite"]
+    assert names(ops.incoming_operations((SECURE, "id"))) == ["pRead", "cRead", "parse", "codeGen", "sWrite"]
+    assert names(ops.outgoing_operations((PERSON, "offset"))) == ["pRead"]  # read, used by nobody
+    assert names(ops.outgoing_operations((CODE, "id"))) == ["cRead", "codeGen", "sWrite"]
+    assert names(ops.outgoing_operations((PERSON, "body"))) == ["pRead", "parse", "codeGen", "sWrite", "iWrite"]
+
+
+def test_a_merge_ties_every_written_field_to_every_merged_field() -> None:
+    # read1, read2: (offset, body); merge: all four -> (offset, body); parse: merge.body -> (name, address);
+    # write: (merge.offset, parse.name, parse.address)
+    ev = event(read("read1", "file1", ["offset", "body"]), read("read2", "file2", ["offset", "body"]),
+               transform("merge", [("read1", "offset"), ("read2", "offset"), ("read1", "body"), ("read2", "body")],
+                         ["offset", "body"]),
+               transform("parse", [("merge", "body")], ["name", "address"]),
+               write("write", "file", [("merge", "offset"), ("parse", "name"), ("parse", "address")]))
+    ops = opset(ev)
+    four = {(cdap_ds(d), f) for d in ("file1", "file2") for f in ("offset", "body")}
+    assert all(ops.incoming((cdap_ds("file"), f)) == four for f in ("offset", "name", "address"))
+    assert names(ops.outgoing_operations((cdap_ds("file1"), "offset"))) == ["read1", "merge", "parse", "write"]
+
+
+def test_an_input_its_origin_does_not_list_is_traced_through_the_origins_inputs() -> None:
+    # CDAP's own valid operation set: the write takes parse.body, which parse does not output
+    ev = event(read("read", "endpoint1", ["offset", "body"]),
+               transform("parse", [("read", "body")], ["name", "address"]),
+               write("write", "endpoint2", [("read", "offset"), ("parse", "name"), ("parse", "body")]))
+    edges = edges_of(ev)
+    e2, e1 = cdap_ds("endpoint2"), cdap_ds("endpoint1")
+    assert {up for down, up in edges if down == f(e2, "body")} == {f(e1, "body")}
+    assert edges[(f(e2, "offset"), f(e1, "offset"))]["subtype"] == "IDENTITY"
+
+
+def test_renamed_then_dropped_field_is_dropped_by_the_last_transform() -> None:
+    ev = event(read("read", "endpoint1", ["first_name", "last_name", "social"]),
+               transform("renameSocial", [("read", "social")], ["ssn"]),
+               transform("renameSocialAgain", [("renameSocial", "ssn")], ["ssn2"]),
+               transform("dropSocial", [("renameSocialAgain", "ssn2")], []),
+               write("write", "endpoint2", [("read", "first_name"), ("read", "last_name")]))
+    (change,) = decode_event(ev)
+    assert change.dropped == ((f(cdap_ds("endpoint1"), "social"), "cdap:default.UserApp.workflow.Normalize "
+                                                                   "dropSocial"),)
+    assert {(d, u) for d, u in edges_of(ev)} == {(f(cdap_ds("endpoint2"), n), f(cdap_ds("endpoint1"), n))
+                                                 for n in ("first_name", "last_name")}
+
+
+def test_the_checksum_is_the_operations_content_whatever_their_order() -> None:
+    ops = STORES["operations"]
+    same = opset(dict(STORES, operations=list(reversed(ops))))
+    assert same.checksum == opset(STORES).checksum
+    moved = [dict(o, destination={"namespace": "other", "name": "secureStore"}) if o["name"] == "sWrite" else o
+             for o in ops]
+    assert opset(dict(STORES, operations=moved)).checksum != same.checksum
+
+
+def large_event(n: int = 100, layers: int = 5, run: str = "run-1", time: int = T0) -> dict:
+    """CDAP's large case: ``n`` fields through ``layers`` of an identity transform per field then one all-to-all
+    transform; every written field comes from every read field."""
+    fields = [f"num{i}" for i in range(n)]
+    ops = [read("read", "start", fields)]
+    prev = "read"
+    for layer in range(1, layers + 1):
+        ops += [transform(f"identity{layer}.{i}", [(prev, x)], [x]) for i, x in enumerate(fields)]
+        ops.append(transform(f"alltoall{layer}", [(f"identity{layer}.{i}", x) for i, x in enumerate(fields)], fields))
+        prev = f"alltoall{layer}"
+    ops.append(write("write", "dest", [(prev, x) for x in fields]))
+    return event(*ops, run=run, time=time)
+
+
+def test_the_large_case_derives_every_edge() -> None:
+    (change,) = decode_event(large_event())
+    assert len(change.edges) == 10_000 and len({e.props for e in change.edges}) == 1
+    assert {e.upstream for e in change.edges if e.downstream == f(cdap_ds("dest"), "num7")} == {
+        f(cdap_ds("start"), f"num{i}") for i in range(100)}
 
 
 def test_same_named_outputs_of_different_operations_do_not_mix() -> None:
@@ -105,9 +221,11 @@ def test_several_sources_and_destinations_and_writes_unite() -> None:
     edges = edges_of(ev)
     ups_of_id = {up for down, up in edges if down == f(PROFILES, "id")}
     assert ups_of_id == {f(USERS, "id"), f(cdap_ds("orders"), "id")}
-    assert edges[(f(PROFILES, "id"), f(USERS, "id"))]["operations"] == ["r1", "join", "w1", "w2"]
+    assert edges[(f(PROFILES, "id"), f(USERS, "id"))]["transformation"] == "join"  # and straight, by w2
     assert edges[(f(AUDIT, "email"), f(USERS, "email"))]["transformation"] == "Identity"
-    assert edges[(f(PROFILES, "total"), f(cdap_ds("orders"), "total"))]["operations"] == ["r2", "w2"]
+    ops = opset(ev)
+    assert names(ops.incoming_operations((PROFILES, "id"))) == ["r1", "r2", "join", "w1", "w2"]
+    assert names(ops.incoming_operations((PROFILES, "total"))) == ["r2", "w2"]
 
 
 def test_a_transform_takes_only_the_fields_it_reads_and_generated_fields_have_no_upstream() -> None:
@@ -131,19 +249,22 @@ def test_plugin_form_resolves_names_to_the_latest_earlier_operation() -> None:
         {"type": "WRITE", "name": "sink", "sink": {"name": "profiles"}, "inputFields": ["a", "b"]},
     )
     edges = edges_of(ev)
-    assert edges[(f(PROFILES, "a"), f(USERS, "a"))]["operations"] == ["src", "upper", "sink"]
-    assert edges[(f(PROFILES, "b"), f(USERS, "b"))]["operations"] == ["src", "sink"]
+    assert edges[(f(PROFILES, "a"), f(USERS, "a"))]["transformation"] == "upper"
+    assert edges[(f(PROFILES, "b"), f(USERS, "b"))]["transformation"] == "Identity"
 
 
 @pytest.mark.parametrize("ops, message", [
-    ([read("r", "u", ["a"]), read("r", "v", ["a"]), write("w", "o", [("r", "a")])], "name 'r' is used by"),
-    ([read("r", "u", ["a"])], "there is no WRITE"),
-    ([transform("t", [], ["a"]), write("w", "o", [("t", "a")])], "there is no READ"),
-    ([read("r", "u", ["a"]), write("w", "o", [("nope", "a")])], "'nope', which names no operation"),
-    ([read("r", "u", ["a"]), write("w", "o", [("r", "b")])], "does not output it"),
+    ([read("r", "u", ["a"]), read("r", "v", ["a"]), write("w", "o", [("r", "a")])],
+     "must have unique names. Operation name 'r' is repeated."),
+    ([read("r", "u", ["a"])], "requires at least one operation of type 'WRITE'"),
+    ([transform("t", [], ["a"]), write("w", "o", [("t", "a")])], "requires at least one operation of type 'READ'"),
+    ([read("r", "u", ["a"]), write("w", "o", [("nope", "a"), ("r", "a"), ("gone", "b")])],
+     r"No operation is associated with the origins '\[nope, gone\]'"),
     ([read("r", "u", ["a"]), write("w", "o", ["zzz"])], "output by no earlier operation"),
     ([read("r", "u", ["a"]), transform("t1", [("r", "a"), ("t2", "y")], ["x"]), transform("t2", [("t1", "x")], ["y"]),
-      write("w", "o", [("t2", "y")])], "cycle: t1, t2"),
+      write("w", "o", [("t2", "y")])], "Cycle detected in graph for operations t1, t2"),
+    ([{"type": "READ", "name": "r", "outputs": ["a"]}, write("w", "o", [("r", "a")])],
+     "Source endpoint cannot be null for the read operation 'r'"),
 ])
 def test_invalid_operation_sets_are_rejected(ops, message) -> None:
     with pytest.raises(CdapLineageError, match=message):
@@ -151,8 +272,8 @@ def test_invalid_operation_sets_are_rejected(ops, message) -> None:
 
 
 def test_malformed_events_name_the_place() -> None:
-    with pytest.raises(EventError, match=r"operations\.0.*READ operation needs source"):
-        decode_event(event({"type": "READ", "name": "r", "outputs": ["a"]}, write("w", "o", [("r", "a")])))
+    with pytest.raises(EventError, match=r"operations\.0.*READ operation has no inputs"):
+        decode_event(event(dict(read("r", "u", ["a"]), inputs=["x"]), write("w", "o", [("r", "a")])))
     with pytest.raises(EventError, match="time"):
         decode_event({"programRun": "p", "operations": [read("r", "u", ["a"]), write("w", "o", [("r", "a")])]})
 
@@ -181,7 +302,9 @@ def test_derived_lineage_on_the_graph_with_time_ranges_and_drops(graph) -> None:
 
     inc = graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0, end=T0 + 10)
     assert inc["summary"] == [{"dataset": USERS, "fields": ["first", "last"]}]
-    assert inc["operations"][0]["operations"] == ["read", "concat", "write"]
+    (ran,) = inc["operations"]
+    assert [o["name"] for o in ran["operations"]] == ["read", "concat", "write"]
+    assert ran["programs"] == [{"program": "default.UserApp.workflow.Normalize", "run": "run-1", "runTime": T0}]
     assert graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0 + 90_000_000)["summary"] == []
     assert graph.field_lineage(f(PROFILES, "name"), "incoming", end=T0 - 2000)["summary"] == []
 
@@ -209,5 +332,80 @@ def test_invalid_event_writes_nothing(graph) -> None:
 
     bad = event(read("r", "u", ["a"]), write("w", "o", [("nope", "a")]))
     changes, reject = decode(RawEvent("e.json", 3, bad))
-    assert changes == [] and "e.json" == reject.file and "names no operation" in reject.error
+    assert changes == [] and "e.json" == reject.file and "No operation is associated with the origins" in reject.error
     assert graph.stats()["dataDerivedFromEdges"] == 0
+
+
+def summary_of(graph, field, direction="incoming", start=None, end=None) -> dict[str, set[str]]:
+    res = graph.field_lineage(field, direction, start, end)
+    return {row["dataset"]: set(row["fields"]) for row in res["summary"]}
+
+
+def test_time_ranges_are_answered_from_the_runs_inside_them(graph) -> None:
+    # run 1 (t=5000) makes name from first and last; run 2 (t=11000) from first only; run 3 (t=20000) as run 1
+    both = event(read("read", "users", ["first", "last"]),
+                 transform("concat", [("read", "first"), ("read", "last")], ["name"]),
+                 write("write", "profiles", [("concat", "name")]))
+    first = event(read("read", "users", ["first", "last"]), transform("upper", [("read", "first")], ["name"]),
+                  write("write", "profiles", [("upper", "name")]))
+    ingest(graph, dict(both, run="run-1", time=5000), dict(first, run="run-2", time=11000),
+           dict(both, run="run-3", time=20000))
+    name = f(PROFILES, "name")
+    assert summary_of(graph, name, start=0, end=10000) == {USERS: {"first", "last"}}
+    assert summary_of(graph, name, start=10000, end=12000) == {USERS: {"first"}}
+    assert summary_of(graph, name, start=10000, end=20000) == {USERS: {"first"}}  # end is exclusive
+    assert summary_of(graph, name, start=10000, end=20001) == {USERS: {"first", "last"}}
+    assert summary_of(graph, f(USERS, "last"), "outgoing", 6000, 19000) == {}
+    # the operations: one entry per operation set, with the programs' latest runs in the range
+    res = graph.field_lineage(name, "incoming", 0, 30000)
+    by_set = {tuple(o["name"] for o in op["operations"]): op["programs"] for op in res["operations"]}
+    assert by_set == {("read", "concat", "write"): [{"program": "default.UserApp.workflow.Normalize",
+                                                       "run": "run-3", "runTime": 20000}],
+                      ("read", "upper", "write"): [{"program": "default.UserApp.workflow.Normalize",
+                                                     "run": "run-2", "runTime": 11000}]}
+    # each operation set is stored once, whatever the number of runs that ran it
+    (row,) = graph.query("MATCH (o:FieldOperations) RETURN count(o) AS sets")
+    assert row["sets"] == 2
+    (row,) = graph.query("MATCH (r:JobRun)-[:RanOperations]->(:FieldOperations) RETURN count(r) AS runs")
+    assert row["runs"] == 3
+
+
+def test_a_field_read_and_used_by_nobody_is_known_and_has_an_empty_summary(graph) -> None:
+    ev = event(read("read", "lines", ["offset", "body"]), transform("parse", [("read", "body")], ["word"]),
+               write("write", "words", [("parse", "word")]))
+    ingest(graph, ev)
+    lines = cdap_ds("lines")
+    assert {r["fieldPath"] for r in graph.fields(lines)} == {"offset", "body"}
+    res = graph.field_lineage(f(lines, "offset"), "outgoing")
+    assert res["summary"] == [] and res["dropped"] == []
+    (ran,) = res["operations"]
+    assert [o["name"] for o in ran["operations"]] == ["read"]
+    assert [o["name"] for o in graph.field_lineage(f(lines, "body"), "outgoing")["operations"][0]["operations"]] \
+        == ["read", "parse", "write"]
+    # a schema arriving later takes the read fields over
+    ingest(graph, schema_event(lines, ["offset", "body"], ts=T0 + 1))
+    assert not any(r["placeholder"] for r in graph.fields(lines))
+
+
+def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
+    from .conftest import mcp
+
+    ingest(graph, dict(CONCAT, run="run-1", time=T0))
+    ingest(graph, mcp(PROFILES, "datasetKey", None, ts=T0 + 10, change="DELETE"))  # the whole dataset
+    assert summary_of(graph, f(PROFILES, "name")) == {}
+    assert graph.field_lineage(f(PROFILES, "name"))["operations"] == []
+    ingest(graph, dict(CONCAT, run="run-2", time=T0 + 20))
+    assert summary_of(graph, f(PROFILES, "name")) == {USERS: {"first", "last"}}
+    assert summary_of(graph, f(USERS, "first"), "outgoing", end=T0 + 15) == {}
+
+
+def test_the_large_case_on_the_graph(graph) -> None:
+    report = graph.ingest(decode_event(large_event()))
+    assert not report.refused and graph.stats()["dataDerivedFromEdges"] == 10_000
+    start, dest = cdap_ds("start"), cdap_ds("dest")
+    assert summary_of(graph, f(dest, "num42")) == {start: {f"num{i}" for i in range(100)}}
+    (ran,) = graph.field_lineage(f(dest, "num0"))["operations"]
+    assert len(ran["operations"]) == 1 + 5 * 101 + 1  # every operation lies on its way back
+    (ran,) = graph.field_lineage(f(start, "num0"), "outgoing")["operations"]
+    # forward: the read, the one identity that takes num0, then every operation after the first all-to-all
+    assert len(ran["operations"]) == 1 + 1 + 1 + 4 * 101 + 1

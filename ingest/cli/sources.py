@@ -107,13 +107,14 @@ def lineage_summary_cmd(
         t.add_row(Name(ds(row["dataset"])), Text(", ".join(row["fields"])))
     out.print(t)
     ops = Table(title="operations")
-    for col in ("program or query", "run", "operations", "transformation"):
+    for col in ("program or query", "latest run", "operations", "transformation"):
         ops.add_column(col, overflow="fold")
     for op in res["operations"]:
-        chain = " > ".join(f"{n} ({d})" if d else n for n, d in zip(op["operations"], op["descriptions"] or
-                                                                    [""] * len(op["operations"]), strict=False))
-        ops.add_row(Text(str(op["program"] or "")), Text(str(op["run"] or "")), Text(chain),
-                    Text(str(op["transformation"] or "")))
+        chain = " > ".join(f"{o['name']} ({o['description']})" if o["description"] else o["name"]
+                           for o in op["operations"])
+        ops.add_row(Text("\n".join(str(p["program"] or "") for p in op["programs"])),
+                    Text("\n".join(str(p["run"] or "") for p in op["programs"])), Text(chain),
+                    Text(str(op.get("transformation") or "")))
     out.print(ops)
     for d in res["dropped"]:
         out.print(Text(f"dropped by {d}", style="yellow"))
