@@ -409,3 +409,136 @@ def test_the_large_case_on_the_graph(graph) -> None:
     (ran,) = graph.field_lineage(f(start, "num0"), "outgoing")["operations"]
     # forward: the read, the one identity that takes num0, then every operation after the first all-to-all
     assert len(ran["operations"]) == 1 + 1 + 1 + 4 * 101 + 1
+
+
+# --- the pipeline form: stages, their plugin-level operations and the connections between them ---
+
+
+def R(name, ds, outputs):  # noqa: N802 (CDAP's operation kinds, as in its pipeline tests)
+    return {"type": "READ", "name": name, "source": {"name": ds}, "outputs": outputs}
+
+
+def T(name, inputs, outputs):  # noqa: N802
+    return {"type": "TRANSFORM", "name": name, "inputs": inputs, "outputs": outputs}
+
+
+def W(name, ds, inputs):  # noqa: N802
+    return {"type": "WRITE", "name": name, "sink": {"name": ds}, "inputs": inputs}
+
+
+def pipeline(connections: str, stages: dict, joiners=(), **kw) -> dict:
+    return {"programRun": "default.Pipeline.workflow.DataPipelineWorkflow", "run": "run-1", "time": T0,
+            "stages": stages, "connections": [c.split(">") for c in connections.split()], "joiners": list(joiners),
+            **kw}
+
+
+def platform_ops(ev) -> dict[str, tuple]:
+    """name -> (type, [origin:field inputs], outputs) of the platform operations a pipeline gives."""
+    return {o.name: (o.type, [f"{i.origin}:{i.name}" for i in o.inputs], list(o.outputs))
+            for o in operations_of(CdapFieldLineageEvent.model_validate(ev))}
+
+
+def test_pipeline_names_by_stage_and_passes_untouched_fields_through() -> None:
+    ev = pipeline("n1>n2 n2>n3 n3>n4", {
+        "n1": [R("read", "file1", ["offset", "body"])], "n2": [T("parse", ["body"], ["first_name", "last_name"])],
+        "n3": [T("concat", ["first_name", "last_name"], ["name"])], "n4": [W("write_op", "another_file",
+                                                                           ["offset", "name"])]})
+    assert platform_ops(ev) == {
+        "n1.read": ("READ", [], ["offset", "body"]),
+        "n2.parse": ("TRANSFORM", ["n1.read:body"], ["first_name", "last_name"]),
+        "n3.concat": ("TRANSFORM", ["n2.parse:first_name", "n2.parse:last_name"], ["name"]),
+        "n4.write_op": ("WRITE", ["n1.read:offset", "n3.concat:name"], [])}  # offset straight from the read
+    (change,) = decode_event(ev)
+    assert {(e.downstream, e.upstream) for e in change.edges} == {
+        (f(cdap_ds("another_file"), "offset"), f(cdap_ds("file1"), "offset")),
+        (f(cdap_ds("another_file"), "name"), f(cdap_ds("file1"), "body"))}
+
+
+def test_pipeline_merges_each_field_from_the_nearest_origin_of_each_input() -> None:
+    ev = pipeline("n1>n3 n3>n5 n2>n4 n4>n5", {
+        "n1": [R("read1", "n1", ["id", "name"])], "n2": [R("read2", "n2", ["body", "offset"])],
+        "n3": [T("identity1", ["id"], ["id"]), T("identity2", ["name"], ["name"])],
+        "n4": [T("generate", ["body"], ["id", "name"])], "n5": [W("write", "n5", ["id", "name"])]})
+    assert platform_ops(ev) == {
+        "n1.read1": ("READ", [], ["id", "name"]), "n2.read2": ("READ", [], ["body", "offset"]),
+        "n3.identity1": ("TRANSFORM", ["n1.read1:id"], ["id"]),
+        "n3.identity2": ("TRANSFORM", ["n1.read1:name"], ["name"]),
+        "n4.generate": ("TRANSFORM", ["n2.read2:body"], ["id", "name"]),
+        "n3,n4.merge.id": ("TRANSFORM", ["n3.identity1:id", "n4.generate:id"], ["id"]),
+        "n3,n4.merge.name": ("TRANSFORM", ["n3.identity2:name", "n4.generate:name"], ["name"]),
+        "n3,n4.merge.body": ("TRANSFORM", ["n2.read2:body"], ["body"]),
+        "n3,n4.merge.offset": ("TRANSFORM", ["n2.read2:offset"], ["offset"]),
+        "n5.write": ("WRITE", ["n3,n4.merge.id:id", "n3,n4.merge.name:name"], [])}
+
+
+def test_pipeline_merge_then_fan_out() -> None:
+    ev = pipeline("n1>n2 n2>n5 n3>n4 n4>n5 n5>n6 n5>n7 n7>n8", {
+        "n1": [R("read", "file1", ["offset", "body"])], "n2": [T("parse", ["body"], ["name", "address", "zip"])],
+        "n3": [R("read", "file2", ["offset", "body"])], "n4": [T("parse", ["body"], ["name", "address", "zip"])],
+        "n5": [T("normalize", ["address"], ["address"]), T("rename", ["address"], ["state_address"])],
+        "n6": [W("write", "file3", ["offset", "name", "address"])],
+        "n7": [T("rename", ["offset"], ["file_offset"])],
+        "n8": [W("write", "file4", ["file_offset", "name", "address", "zip"])]})
+    ops = platform_ops(ev)
+    assert ops["n2,n4.merge.offset"] == ("TRANSFORM", ["n1.read:offset", "n3.read:offset"], ["offset"])
+    assert ops["n2,n4.merge.address"] == ("TRANSFORM", ["n2.parse:address", "n4.parse:address"], ["address"])
+    assert ops["n5.normalize"] == ("TRANSFORM", ["n2,n4.merge.address:address"], ["address"])
+    assert ops["n5.rename"] == ("TRANSFORM", ["n5.normalize:address"], ["state_address"])
+    assert ops["n6.write"] == ("WRITE", ["n2,n4.merge.offset:offset", "n2,n4.merge.name:name",
+                                         "n5.normalize:address"], [])
+    assert ops["n7.rename"] == ("TRANSFORM", ["n2,n4.merge.offset:offset"], ["file_offset"])
+    assert ops["n8.write"] == ("WRITE", ["n7.rename:file_offset", "n2,n4.merge.name:name", "n5.normalize:address",
+                                         "n2,n4.merge.zip:zip"], [])
+    assert len(ops) == 14
+    file4 = {c.dataset: c for c in decode_event(ev)}[cdap_ds("file4")]
+    assert {e.upstream for e in file4.edges if e.downstream == f(cdap_ds("file4"), "file_offset")} == {
+        f(cdap_ds("file1"), "offset"), f(cdap_ds("file2"), "offset")}
+
+
+def test_pipeline_join_resolves_prefixed_names_along_their_input_first() -> None:
+    ev = pipeline("n1>n3 n2>n3 n3>n4", {
+        "n1": [R("readSrc1", "n1", ["id", "swap1", "n1same"])], "n2": [R("readSrc2", "n2", ["id", "swap2", "n2same"])],
+        "n3": [T("JoinKey", ["n1.id", "n2.id"], ["id"]), T("RenameN2", ["n2.id"], ["new_id"]),
+               T("swap1", ["n1.swap1"], ["swap2"]), T("swap2", ["n2.swap2"], ["swap1"]),
+               T("unchange1", ["n1.n1same"], ["n1same"]), T("unchange2", ["n2.n2same"], ["n2same"])],
+        "n4": [W("Write", "n4", ["id", "new_id", "swap1", "swap2", "n1same", "n2same"])]}, joiners=["n3"])
+    ops = platform_ops(ev)
+    assert ops["n3.JoinKey"] == ("TRANSFORM", ["n1.readSrc1:id", "n2.readSrc2:id"], ["id"])
+    assert ops["n3.RenameN2"] == ("TRANSFORM", ["n2.readSrc2:id"], ["new_id"])  # not the join key's id
+    assert ops["n4.Write"] == ("WRITE", ["n3.JoinKey:id", "n3.RenameN2:new_id", "n3.swap2:swap1", "n3.swap1:swap2",
+                                         "n3.unchange1:n1same", "n3.unchange2:n2same"], [])
+    assert not any(".merge." in n for n in ops)  # a joiner gets no merges
+    assert len(ops) == 9
+
+
+@pytest.mark.parametrize("ev, message", [
+    (pipeline("n1>n2 n2>n1", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", ["x"])]}), "cycle through n1, n2"),
+    (dict(pipeline("n1>n2", {}), connections=[]), "need connections"),
+    (dict(pipeline("n1>n2", {}), operations=[]), "either operations"),
+    (pipeline("n1>n2", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", [{"origin": "n1.r", "name": "x"}])]}),
+     "by field name only"),
+])
+def test_pipeline_errors(ev, message) -> None:
+    with pytest.raises(EventError, match=message):
+        decode_event(ev)
+
+
+def test_pipeline_on_the_graph(graph) -> None:
+    ev = pipeline("n1>n3 n2>n3 n3>n4", {
+        "n1": [R("ReadCustomer", "customer", ["id", "name"])], "n2": [R("ReadPurchase", "purchase",
+                                                                          ["customer_id", "item"])],
+        "n3": [T("Join", ["n1.id", "n2.customer_id"], ["id", "customer_id"]), T("Rename id", ["id"],
+                                                                                  ["id_from_customer"]),
+               T("Identity name", ["n1.name"], ["name"])],
+        "n4": [W("Write", "customer_purchase", ["id_from_customer", "name"])]}, joiners=["n3"])
+    ingest(graph, ev)
+    out = cdap_ds("customer_purchase")
+    assert summary_of(graph, f(out, "id_from_customer")) == {cdap_ds("customer"): {"id"},
+                                                               cdap_ds("purchase"): {"customer_id"}}
+    assert summary_of(graph, f(out, "name")) == {cdap_ds("customer"): {"name"}}
+    (ran,) = graph.field_lineage(f(out, "id_from_customer"))["operations"]
+    assert [o["name"] for o in ran["operations"]] == ["n1.ReadCustomer", "n2.ReadPurchase", "n3.Join",
+                                                      "n3.Rename id", "n4.Write"]
+    # item is read and used by nobody: a known field, its read its only operation
+    (ran,) = graph.field_lineage(f(cdap_ds("purchase"), "item"), "outgoing")["operations"]
+    assert [o["name"] for o in ran["operations"]] == ["n2.ReadPurchase"]

@@ -29,12 +29,12 @@ def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEF
         raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
     if is_datahub_event(obj):
         return decode_datahub_event(obj, origin)
-    if "operations" in obj:
+    if "operations" in obj or "stages" in obj:
         return decode_cdap_event(obj, origin)
     if "eventTime" in obj and ("job" in obj or "dataset" in obj or "run" in obj):
         return decode_openlineage_event(obj, origin, platforms)
     raise EventError("not a DataHub change event (nor CDAP or OpenLineage): expected entityType/changeType (MCP, MCL), "
-                     "proposedSnapshot/newSnapshot (MCE, MAE), operations (CDAP field lineage) or "
+                     "proposedSnapshot/newSnapshot (MCE, MAE), operations or stages (CDAP field lineage) or "
                      "eventTime with job/run/dataset (OpenLineage)")
 
 

@@ -117,7 +117,24 @@ class CdapFieldLineageEvent(_Model):
     time: int = Field(gt=0, description="the run's time, ms since the epoch")
     platform: str = "cdap"
     env: str = "PROD"
-    operations: list[Operation]
+    operations: list[Operation] | None = None
+    #: the pipeline form: each stage's plugin-level operations, the stage graph, the joiner stages
+    stages: dict[str, list[Operation]] | None = None
+    connections: list[tuple[str, str]] = Field(default_factory=list)
+    joiners: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_form(self) -> CdapFieldLineageEvent:
+        if (self.operations is None) == (self.stages is None):
+            raise ValueError("give either operations (a program's) or stages with connections (a pipeline's)")
+        if self.stages is not None:
+            if not self.connections:
+                raise ValueError("a pipeline's stages need connections between them")
+            for stage, ops in self.stages.items():
+                for op in ops:
+                    if any(not isinstance(i, str) for i in op.inputs):
+                        raise ValueError(f"stage {stage!r}: a pipeline stage names its inputs by field name only")
+        return self
 
     @property
     def program(self) -> str:
@@ -142,7 +159,10 @@ def _endpoint_urn(event: CdapFieldLineageEvent, ep: EndPoint | None) -> str | No
 
 def operations_of(event: CdapFieldLineageEvent) -> list[fieldops.Operation]:
     """The event's operations, typed: endpoints as dataset URNs; plugin-form input names resolved to the
-    latest earlier operation that output that name."""
+    latest earlier operation that output that name; a pipeline's stages turned into platform operations."""
+    if event.stages is not None:
+        return _Pipeline(event).operations()
+    assert event.operations is not None  # one of the two forms (validated)
     out: list[fieldops.Operation] = []
     for i, op in enumerate(event.operations):
         inputs = []
@@ -159,6 +179,132 @@ def operations_of(event: CdapFieldLineageEvent) -> list[fieldops.Operation]:
                                       _endpoint_urn(event, op.source if op.type == "READ" else op.destination),
                                       tuple(inputs), tuple(op.outputs)))
     return out
+
+
+class _Pipeline:
+    """A pipeline's stage operations as platform operations, the way CDAP's ``LineageOperationsProcessor`` does:
+
+    - stages in topological order; an operation's name is prefixed by its stage (``stage.name``);
+    - a plain input name resolves to the latest operation that output it in the nearest stage that did, looking
+      back from the stage itself (its earlier operations) along its chain of single-input stages, through
+      fan-outs, up to a source or a stage with several inputs; a stage with no operation for a field passes it
+      through; a name nobody output is left out, as CDAP leaves it;
+    - a stage with several inputs (not a joiner) first gets one merge operation per field its inputs output
+      (``<sorted inputs>.merge.<field>``, from the nearest origin on each input), which names found nowhere
+      nearer resolve to;
+    - in a joiner, ``<input stage>.<field>`` resolves along that input stage's chain, before the joiner's own.
+    """
+
+    def __init__(self, event: CdapFieldLineageEvent) -> None:
+        self.event = event
+        self.stages = event.stages or {}
+        self.joiners = set(event.joiners)
+        self.inputs: dict[str, set[str]] = {}
+        self.outputs: dict[str, set[str]] = {}
+        for a, b in event.connections:
+            self.outputs.setdefault(a, set()).add(b)
+            self.inputs.setdefault(b, set()).add(a)
+            self.inputs.setdefault(a, set())
+            self.outputs.setdefault(b, set())
+        #: per stage, the operation (prefixed name) that last output each field
+        self.stage_outputs: dict[str, dict[str, str]] = {s: {} for s in self.inputs}
+        self.processed: dict[str, fieldops.Operation] = {}
+
+    def order(self) -> list[str]:
+        remaining = {s: len(ins) for s, ins in self.inputs.items()}
+        ready = sorted(s for s, k in remaining.items() if k == 0)
+        out: list[str] = []
+        while ready:
+            s = ready.pop(0)
+            out.append(s)
+            for t in sorted(self.outputs[s]):
+                remaining[t] -= 1
+                if remaining[t] == 0:
+                    ready.append(t)
+        if len(out) < len(remaining):
+            raise CdapLineageError("the pipeline's connections form a cycle through "
+                                   f"{', '.join(sorted(set(remaining) - set(out)))}", where="connections")
+        return out
+
+    def _branch(self, stage: str) -> list[str]:
+        out = [stage]
+        while len(self.inputs[stage]) == 1:
+            (up,) = self.inputs[stage]
+            if len(self.outputs[up]) > 1:
+                break
+            stage = up
+            out.append(stage)
+        return out[::-1]
+
+    def parents(self, stage: str) -> list[str]:
+        """The stages whose outputs ``stage`` sees, nearest last (``stage`` itself included)."""
+        chain: list[str] = []
+        while True:
+            chain = self._branch(stage) + chain
+            head = chain[0]
+            if len(self.inputs[head]) == 1:
+                (up,) = self.inputs[head]
+                if len(self.outputs[up]) > 1:
+                    stage = up
+                    continue
+            return chain
+
+    def _merge_prefix(self, stages: set[str]) -> str:
+        return ",".join(sorted(stages)) + ".merge"
+
+    def _add_merges(self, stages: set[str]) -> None:
+        prefix = self._merge_prefix(stages)
+        origins: dict[str, list[str]] = {}
+        for s in sorted(stages):
+            seen: set[str] = set()
+            for p in reversed(self.parents(s)):
+                for f, op in self.stage_outputs[p].items():
+                    if f not in seen:
+                        seen.add(f)
+                        origins.setdefault(f, []).append(op)
+        for f, ops in origins.items():
+            name = f"{prefix}.{f}"
+            if name not in self.processed:
+                self.processed[name] = fieldops.Operation(
+                    "TRANSFORM", name, f"Merged stages: {','.join(sorted(stages))}", None,
+                    tuple(fieldops.Input(o, f) for o in ops), (f,))
+
+    def _resolve(self, fields: list[str], stage: str) -> tuple[fieldops.Input, ...]:
+        found: dict[str, fieldops.Input] = {}
+        parents = self.parents(stage)
+        for name in fields:
+            actual = name
+            if stage in self.joiners:
+                tokens = [t.strip() for t in name.split(".") if t.strip()]
+                if len(tokens) >= 2 and tokens[0] in self.inputs:
+                    actual = tokens[1]
+                    parents.extend(self.parents(tokens[0]))
+            for p in reversed(parents):
+                origin = self.stage_outputs[p].get(actual)
+                if origin is not None:
+                    found[name] = fieldops.Input(origin, actual)
+                    break
+        head = parents[0]
+        if len(self.inputs[head]) > 1 and head not in self.joiners:
+            prefix = self._merge_prefix(self.inputs[head])
+            for name in fields:
+                if name not in found and f"{prefix}.{name}" in self.processed:
+                    found[name] = fieldops.Input(f"{prefix}.{name}", name)
+        return tuple(found[n] for n in fields if n in found)
+
+    def operations(self) -> list[fieldops.Operation]:
+        for stage in self.order():
+            if len(self.inputs[stage]) > 1 and stage not in self.joiners:
+                self._add_merges(self.inputs[stage])
+            for op in self.stages.get(stage, []):
+                name = f"{stage}.{op.name}"
+                inputs = self._resolve([str(i) for i in op.inputs], stage) if op.type != "READ" else ()
+                endpoint = _endpoint_urn(self.event, op.source if op.type == "READ" else op.destination)
+                self.processed[name] = fieldops.Operation(op.type, name, op.description, endpoint, inputs,
+                                                          tuple(op.outputs))
+                for f in dict.fromkeys(op.outputs):
+                    self.stage_outputs[stage][f] = name
+        return list(self.processed.values())
 
 
 def decode_cdap_event(obj: Any, origin: str = "") -> list[Change]:
