@@ -67,6 +67,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 	$(PY) benchmarks/value_checks.py
+	$(PY) benchmarks/cdap.py --graph both
 
 clean:
 	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target

@@ -20,7 +20,9 @@ ALLOWED = {
     "fieldgraph.errors": set(),
     "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.normalizers"},
     "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers"},
-    "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.graph"},
+    "fieldgraph.fieldops": {"fieldgraph.errors"},
+    "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",
+                         "fieldgraph.graph"},
 }
 _CYPHER = re.compile(r"\b(MATCH|MERGE|UNWIND|DETACH DELETE|CREATE)\b\s*[(\[$]")
 
