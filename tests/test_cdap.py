@@ -511,6 +511,38 @@ def test_pipeline_join_resolves_prefixed_names_along_their_input_first() -> None
     assert len(ops) == 9
 
 
+def test_pipeline_stages_with_the_same_inputs_share_their_merges() -> None:
+    ev = pipeline("n1>n3 n1>n4 n2>n3 n2>n4", {
+        "n1": [R("pRead", "personFile", ["offset", "body"])], "n2": [R("hRead", "hrFile", ["offset", "body"])],
+        "n3": [W("write1", "testStore", ["offset", "body"])], "n4": [W("write2", "prodStore", ["offset", "body"])]})
+    merged = ["n1,n2.merge.offset:offset", "n1,n2.merge.body:body"]
+    assert platform_ops(ev) == {
+        "n1.pRead": ("READ", [], ["offset", "body"]), "n2.hRead": ("READ", [], ["offset", "body"]),
+        "n1,n2.merge.offset": ("TRANSFORM", ["n1.pRead:offset", "n2.hRead:offset"], ["offset"]),
+        "n1,n2.merge.body": ("TRANSFORM", ["n1.pRead:body", "n2.hRead:body"], ["body"]),
+        "n3.write1": ("WRITE", merged, []), "n4.write2": ("WRITE", merged, [])}
+
+
+def test_pipeline_join_renames_keys_after_the_join() -> None:
+    ev = pipeline("n1>n3 n2>n3 n3>n4", {
+        "n1": [R("ReadCustomer", "customer", ["id", "name"])],
+        "n2": [R("ReadPurchase", "purchase", ["customer_id", "item"])],
+        "n3": [T("Join", ["n1.id", "n2.customer_id"], ["id", "customer_id"]),
+               T("Rename id", ["id"], ["id_from_customer"]),
+               T("Rename customer_id", ["customer_id"], ["id_from_purchase"]),
+               T("Identity name", ["n1.name"], ["name"]), T("Identity item", ["n2.item"], ["item"])],
+        "n4": [W("Write", "customer_purchase", ["id_from_customer", "id_from_purchase", "name", "item"])]},
+        joiners=["n3"])
+    ops = platform_ops(ev)
+    assert ops["n3.Join"] == ("TRANSFORM", ["n1.ReadCustomer:id", "n2.ReadPurchase:customer_id"],
+                              ["id", "customer_id"])
+    assert ops["n3.Rename id"] == ("TRANSFORM", ["n3.Join:id"], ["id_from_customer"])
+    assert ops["n3.Rename customer_id"] == ("TRANSFORM", ["n3.Join:customer_id"], ["id_from_purchase"])
+    assert ops["n4.Write"] == ("WRITE", ["n3.Rename id:id_from_customer", "n3.Rename customer_id:id_from_purchase",
+                                         "n3.Identity name:name", "n3.Identity item:item"], [])
+    assert len(ops) == 8
+
+
 @pytest.mark.parametrize("ev, message", [
     (pipeline("n1>n2 n2>n1", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", ["x"])]}), "cycle through n1, n2"),
     (dict(pipeline("n1>n2", {}), connections=[]), "need connections"),
