@@ -28,7 +28,8 @@ field that WRITE takes from that READ (its summary is computed per operation, no
 from the source field of its own name, since a copied column is not computed from the columns copied beside it.
 
 **Per-field operations** (CDAP's field lineage "operations" answer): into a destination field, the WRITEs that
-write it and every operation behind them (back through every input of each TRANSFORM); out of a source field,
+write it and every operation behind them (back through every input of each TRANSFORM, to READs or WRITEs); out
+of a source field,
 the READs that output it, the operations that take it from them, and every operation after those (forward
 through every user of each TRANSFORM). A field read and used by nobody gets its READ alone. Both in
 topological order.
@@ -44,6 +45,7 @@ import heapq
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, TypeAlias
 
 from fieldgraph.errors import CdapLineageError
@@ -119,7 +121,7 @@ class OperationSet:
     def from_json(cls, text: str) -> OperationSet:
         return cls(Operation.from_json(o) for o in json.loads(text))
 
-    @property
+    @cached_property
     def checksum(self) -> str:
         return hashlib.blake2b(self.to_json().encode(), digest_size=16).hexdigest()
 
@@ -186,11 +188,12 @@ class OperationSet:
                     if inp.name == field[1]:
                         seen.add(op.name)
                         stack.append(inp.origin)
-        while stack:
+        while stack:  # back through transforms; a READ or a WRITE (which outputs nothing) ends a way
             name = stack.pop()
             if name not in seen:
                 seen.add(name)
-                stack.extend(i.origin for i in self.by_name[name].inputs)
+                if self.by_name[name].type == "TRANSFORM":
+                    stack.extend(i.origin for i in self.by_name[name].inputs)
         return self.in_order(seen)
 
     def outgoing_operations(self, field: EndpointField) -> list[Operation]:

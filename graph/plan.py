@@ -184,7 +184,7 @@ STEP_ORDER = (
     "close_lineage", "clear_lineage", "clear_job_lineage",
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
     # job runs (CDAP): each run, its operations stored once per checksum, the datasets it read and wrote
-    "merge_job_runs", "link_run_sources", "link_run_destinations",
+    "clear_job_runs", "merge_job_runs", "link_run_sources", "link_run_destinations",
     "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
@@ -452,8 +452,8 @@ class _Planner:
         self.resolvers: dict[str, Resolver] = {}
         #: job lineage edges per (down, up, job), merged over the batch
         self.job_edges: dict[tuple[str, str, str], dict[str, Any]] = {}
-        #: job runs with their operations per (job, run)
-        self.job_runs: dict[tuple[str, str], dict[str, Any]] = {}
+        #: job runs (row, operations) per (job, run)
+        self.job_runs: dict[tuple[str, str], tuple[dict[str, Any], RunOperations]] = {}
         self.dropped: dict[tuple[str, str], None] = {}
 
     def stored(self, urn: str) -> DatasetState:
@@ -707,12 +707,13 @@ class _Planner:
 
     def _facts(self, change: LineageChange) -> list[Fact]:
         """The edges of a lineage version, references resolved (downstream fields it names get placeholders)."""
-        resolved = {ref: self.resolve(ref) for ref in change.fields}
+        for ref in change.fields:
+            self.resolve(ref)
         facts: dict[tuple[str, str, bool], Fact] = {}
         for edges, target, to_dataset in ((change.edges, self.resolve, False),
                                           (change.dataset_edges, self.dataset_target, True)):
             for e in edges:
-                down = resolved.get(e.downstream) or resolved.setdefault(e.downstream, self.resolve(e.downstream))
+                down = self.resolve(e.downstream)
                 up = target(e.upstream)
                 facts[(down, up, to_dataset)] = Fact(down, up, {**e.props.to_props(), "source": change.aspect},
                                                      to_dataset)
@@ -773,16 +774,12 @@ class _Planner:
                 self._job_run(c, c.operations)
 
     def _job_run(self, c: JobLineageChange, ops: RunOperations) -> None:
-        """A run and its operations, once per (job, run) in the batch."""
-        key = (c.job, c.run or f"@{c.ts}")
-        if key in self.job_runs:
-            return
-        self.job_runs[key] = {"job": c.job, "run": key[1], "time": c.ts, "checksum": ops.checksum,
-                              "operations": ops.operations}
-        for step, urns in (("link_run_sources", ops.sources), ("link_run_destinations", ops.destinations)):
-            for ds in urns:
-                self.ensure_dataset(ds)
-                self.rows[step].append({"job": c.job, "run": key[1], "urn": ds})
+        """A run and its operations, once per (job, run): a run sent again replaces what it said before."""
+        run = c.run or f"@{c.ts}"
+        for ds in (*ops.sources, *ops.destinations):
+            self.ensure_dataset(ds)
+        self.job_runs[(c.job, run)] = ({"job": c.job, "run": run, "time": c.ts, "checksum": ops.checksum,
+                                        "operations": ops.operations}, ops)
 
     def _job_facts(self, c: JobLineageChange) -> list[Fact]:
         for ref in (*c.fields, *c.reads):
@@ -812,7 +809,12 @@ class _Planner:
     def finish(self) -> Plan:
         rows = self.rows
         rows["merge_job_edges"].extend(self.job_edges.values())
-        rows["merge_job_runs"].extend(self.job_runs.values())
+        for row, ops in self.job_runs.values():
+            rows["clear_job_runs"].append({"job": row["job"], "run": row["run"]})
+            rows["merge_job_runs"].append(row)
+            rows["link_run_sources"].extend({"job": row["job"], "run": row["run"], "urn": u} for u in ops.sources)
+            rows["link_run_destinations"].extend({"job": row["job"], "run": row["run"], "urn": u}
+                                                 for u in ops.destinations)
         rows["mark_dropped"].extend({"urn": u, "entry": entry} for u, entry in self.dropped)
         self.counts["edges"] += len(self.job_edges)
         rows["upsert_datasets"] = [{"urn": u, "props": p} for u, p in self.dataset_rows.items()]

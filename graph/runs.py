@@ -55,19 +55,20 @@ class RunLineage:
         self._load({r["checksum"] for r in rows})
         out = FieldRuns()
         groups: dict[str, list[dict[str, Any]]] = {}
+        dropped: dict[str, None] = {}
         for r in sorted(rows, key=lambda r: (-r["time"], r["job"], r["run"])):
             ops = self._sets.get(r["checksum"])
             if ops is None:
                 continue
             deleted_after = {w for w, deletes in r["wrote"] if any(d > r["time"] for d in deletes or ())}
+            counted = {me[0]} if self.incoming else {w for w, _ in r["wrote"]}
+            if counted <= deleted_after:
+                continue  # every dataset it wrote (incoming: this one) was deleted after it
             if self.incoming:
-                if me[0] in deleted_after:
-                    continue
                 reached = ops.incoming(me)
             else:
                 reached = {d for d in ops.outgoing(me) if d[0] not in deleted_after}
-                out.dropped.extend(f"{r['job']} {name}" for name in ops.dropped().get(me, ())
-                                   if f"{r['job']} {name}" not in out.dropped)
+                dropped.update((f"{r['job']} {name}", None) for name in ops.dropped().get(me, ()))
             for f in reached:
                 out.neighbours.setdefault(f, set()).add(r["job"])
             groups.setdefault(r["checksum"], []).append(r)
@@ -82,6 +83,7 @@ class RunLineage:
                                              "runTime": r["time"]})
             out.operations.append({"sourceFormat": "cdap", "checksum": checksum, "programs": list(latest.values()),
                                    "operations": [o.to_json() for o in used]})
+        out.dropped = list(dropped)
         return out
 
     def _load(self, checksums: set[str]) -> None:

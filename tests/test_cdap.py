@@ -174,6 +174,19 @@ def test_the_checksum_is_the_operations_content_whatever_their_order() -> None:
     assert opset(dict(STORES, operations=moved)).checksum != same.checksum
 
 
+def test_a_write_origin_ends_the_way_back_and_an_untraceable_write_keeps_its_run() -> None:
+    # w2 takes y from the WRITE w1: it brings nothing, and the way back stops there
+    ev = event(read("r", "a", ["x"]), write("w1", "b", [("r", "x")]), write("w2", "c", [("w1", "y")]),
+               transform("drop", [("r", "x")], []))
+    ops = opset(ev)
+    assert ops.incoming((cdap_ds("c"), "y")) == set()
+    assert names(ops.incoming_operations((cdap_ds("c"), "y"))) == ["w1", "w2"]
+    changes = {c.dataset: c for c in decode_event(ev)}
+    assert set(changes) == {cdap_ds("b"), cdap_ds("c")} and changes[cdap_ds("c")].edges == ()
+    assert all(c.operations is not None for c in changes.values())
+    assert changes[cdap_ds("b")].dropped == ((f(cdap_ds("a"), "x"), "cdap:default.UserApp.workflow.Normalize drop"),)
+
+
 def large_event(n: int = 100, layers: int = 5, run: str = "run-1", time: int = T0) -> dict:
     """CDAP's large case: ``n`` fields through ``layers`` of an identity transform per field then one all-to-all
     transform; every written field comes from every read field."""
@@ -397,6 +410,7 @@ def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
     ingest(graph, dict(CONCAT, run="run-2", time=T0 + 20))
     assert summary_of(graph, f(PROFILES, "name")) == {USERS: {"first", "last"}}
     assert summary_of(graph, f(USERS, "first"), "outgoing", end=T0 + 15) == {}
+    assert graph.field_lineage(f(USERS, "first"), "outgoing", end=T0 + 15)["operations"] == []
 
 
 def test_the_large_case_on_the_graph(graph) -> None:
@@ -543,10 +557,23 @@ def test_pipeline_join_renames_keys_after_the_join() -> None:
     assert len(ops) == 8
 
 
+def test_pipeline_join_resolves_each_prefixed_name_along_its_own_input() -> None:
+    ev = pipeline("a>j b>j j>o", {"a": [R("R", "ta", ["id"])], "b": [R("R", "tb", ["id", "y"])],
+                                  "j": [T("Join", ["b.id", "a.y", "a.id"], ["id"])], "o": [W("W", "to", ["id"])]},
+                  joiners=["j"])
+    # a outputs no y: left out, not taken from b's chain that an earlier name of the operation searched
+    assert platform_ops(ev)["j.Join"] == ("TRANSFORM", ["b.R:id", "a.R:id"], ["id"])
+
+
 @pytest.mark.parametrize("ev, message", [
     (pipeline("n1>n2 n2>n1", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", ["x"])]}), "cycle through n1, n2"),
     (dict(pipeline("n1>n2", {}), connections=[]), "need connections"),
     (dict(pipeline("n1>n2", {}), operations=[]), "either operations"),
+    (pipeline("n1>n2", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", ["x"])], "n3": [W("w", "c", ["x"])]}),
+     "stage 'n3' is in no connection"),
+    (pipeline("n1>n2", {"n1": [R("r", "a", ["x"]), T("r", ["x"], ["y"])], "n2": [W("w", "b", ["y"])]}),
+     "stage 'n1': all operations must have unique names. Operation name 'r' is repeated"),
+    (dict(CONCAT, connections=[["a", "b"]]), "belong to the pipeline form"),
     (pipeline("n1>n2", {"n1": [R("r", "a", ["x"])], "n2": [W("w", "b", [{"origin": "n1.r", "name": "x"}])]}),
      "by field name only"),
 ])
@@ -574,3 +601,13 @@ def test_pipeline_on_the_graph(graph) -> None:
     # item is read and used by nobody: a known field, its read its only operation
     (ran,) = graph.field_lineage(f(cdap_ds("purchase"), "item"), "outgoing")["operations"]
     assert [o["name"] for o in ran["operations"]] == ["n2.ReadPurchase"]
+
+
+def test_a_run_sent_again_replaces_what_it_said(graph) -> None:
+    ingest(graph, dict(CONCAT, run="run-1", time=T0))
+    upper = event(read("read", "users", ["first"]), transform("upper", [("read", "first")], ["name"]),
+                  write("write", "profiles", [("upper", "name")]))
+    ingest(graph, dict(upper, run="run-1", time=T0))  # the same run, corrected
+    assert summary_of(graph, f(PROFILES, "name")) == {USERS: {"first"}}
+    (row,) = graph.query("MATCH (r:JobRun)-[:RanOperations]->(o:FieldOperations) RETURN count(r) AS runs")
+    assert row["runs"] == 1

@@ -19,16 +19,14 @@ The event fieldgraph reads (JSON)::
        {"type": "WRITE", "name": "write", "inputs": [{"origin": "concat", "name": "name"}],
         "destination": {"namespace": "default", "name": "profiles"}}]}
 
-Derivation (as CDAP does it): walk back from every written field through the origins to the READ
-fields; a transform is coarse (each of its outputs depends on all of its inputs); a write fed
-straight by a read maps field to field by name; only the fields an operation takes from its origin
-count. Writes into the same destination field unite. A written field with no inputs upstream is
-still a known (declared) destination field; a read field nobody uses has no edge; the source fields
-a transform with no outputs takes are recorded as dropped.
+The operations are CDAP's model (:mod:`fieldgraph.fieldops` holds its validation and derivation). The
+pipeline form gives each stage's plugin-level operations and the stage graph instead::
 
-Validation (any failure rejects the whole event): operation names unique, at least one READ and one
-WRITE, every origin names an operation that outputs that field, no cycles (the operations in the
-cycle are named).
+    {"programRun": ..., "run": ..., "time": ...,
+     "stages": {"<stage>": [<operation with plain field names as inputs>, ...], ...},
+     "connections": [["<from stage>", "<to stage>"], ...], "joiners": ["<joiner stage>", ...]}
+
+which :class:`_Pipeline` turns into platform operations as CDAP does.
 
 Dataset URNs: ``urn:li:dataset:(urn:li:dataPlatform:<platform>,<namespace>.<name>,<env>)``;
 ``platform`` (default ``cdap``) and ``env`` (default ``PROD``) may be set per event.
@@ -73,7 +71,7 @@ class Operation(_Model):
     name: str = Field(min_length=1)
     description: str = ""
     source: EndPoint | None = None
-    destination: EndPoint | None = Field(default=None, alias="destination")
+    destination: EndPoint | None = None
     inputs: list[InputField | str] = Field(default_factory=list)
     outputs: list[str] = Field(default_factory=list)
 
@@ -130,10 +128,21 @@ class CdapFieldLineageEvent(_Model):
         if self.stages is not None:
             if not self.connections:
                 raise ValueError("a pipeline's stages need connections between them")
+            connected = {s for pair in self.connections for s in pair}
             for stage, ops in self.stages.items():
+                if stage not in connected:
+                    raise ValueError(f"stage {stage!r} is in no connection")
+                names = [op.name for op in ops]
                 for op in ops:
                     if any(not isinstance(i, str) for i in op.inputs):
                         raise ValueError(f"stage {stage!r}: a pipeline stage names its inputs by field name only")
+                    if names.count(op.name) > 1:
+                        raise ValueError(f"stage {stage!r}: all operations must have unique names. Operation name "
+                                         f"'{op.name}' is repeated.")
+            if self.joiners and not set(self.joiners) <= connected:
+                raise ValueError(f"joiners {sorted(set(self.joiners) - connected)} are in no connection")
+        elif self.connections or self.joiners:
+            raise ValueError("connections and joiners belong to the pipeline form (stages)")
         return self
 
     @property
@@ -192,7 +201,9 @@ class _Pipeline:
     - a stage with several inputs (not a joiner) first gets one merge operation per field its inputs output
       (``<sorted inputs>.merge.<field>``, from the nearest origin on each input), which names found nowhere
       nearer resolve to;
-    - in a joiner, ``<input stage>.<field>`` resolves along that input stage's chain, before the joiner's own.
+    - in a joiner, ``<input stage>.<field>`` resolves along that input stage's chain, before the joiner's own
+      (each such name along its own input: CDAP's processor lets the chains of earlier names of an operation
+      stay in the search of later ones).
     """
 
     def __init__(self, event: CdapFieldLineageEvent) -> None:
@@ -273,13 +284,12 @@ class _Pipeline:
         found: dict[str, fieldops.Input] = {}
         parents = self.parents(stage)
         for name in fields:
-            actual = name
+            actual, chain = name, parents
             if stage in self.joiners:
                 tokens = [t.strip() for t in name.split(".") if t.strip()]
-                if len(tokens) >= 2 and tokens[0] in self.inputs:
-                    actual = tokens[1]
-                    parents.extend(self.parents(tokens[0]))
-            for p in reversed(parents):
+                if len(tokens) >= 2 and tokens[0] in self.inputs[stage]:
+                    actual, chain = tokens[1], parents + self.parents(tokens[0])
+            for p in reversed(chain):
                 origin = self.stage_outputs[p].get(actual)
                 if origin is not None:
                     found[name] = fieldops.Input(origin, actual)
@@ -323,11 +333,12 @@ def run_changes(ops: fieldops.OperationSet, job: str, program: str, run: str | N
     """The changes of one run's operations: an additive job lineage change per destination dataset, the
     first also carrying the fields the run read and dropped; each carries the run's operations."""
     kept = RunOperations(ops.checksum, ops.to_json(), tuple(ops.endpoints("READ")), tuple(ops.endpoints("WRITE")))
-    by_dest: dict[str, list[tuple[str, dict[fieldops.EndpointField, tuple[str, ...]]]]] = {}
+    by_dest: dict[str, list[tuple[str, dict[fieldops.EndpointField, tuple[str, ...]]]]] = {
+        dest: [] for dest in ops.endpoints("WRITE")}  # a dataset written nothing traceable still has its run
     for (dest, name), srcs in ops.lineage().items():
-        by_dest.setdefault(dest, []).append((name, srcs))
-    dropped = tuple((make_field_urn(ds, name), f"{job} {' > '.join(o.name for o in ops.in_order(by))}")
-                    for (ds, name), by in sorted(ops.dropped().items()))
+        by_dest[dest].append((name, srcs))
+    dropped = tuple((make_field_urn(ds, name), f"{job} {by}")
+                    for (ds, name), drops in sorted(ops.dropped().items()) for by in drops)
     reads = tuple(dict.fromkeys(make_field_urn(ds, name) for ds, name in ops.reads()))
     props: dict[tuple[str, ...], EdgeProps] = {}  # one per way (the edges share them)
     urns: dict[fieldops.EndpointField, str] = {}
