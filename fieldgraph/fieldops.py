@@ -104,7 +104,6 @@ class OperationSet:
             for origin in dict.fromkeys(i.origin for i in op.inputs):
                 self.users.setdefault(origin, []).append(op)
         self._upstream: dict[str, frozenset[EndpointField]] = {}
-        self._lineage: dict[EndpointField, dict[EndpointField, tuple[str, ...]]] | None = None
         for name in self.order:  # each transform's upstream once, its origins' before it
             op = self.by_name[name]
             if op.type == "TRANSFORM":
@@ -137,8 +136,24 @@ class OperationSet:
     def lineage(self) -> dict[EndpointField, dict[EndpointField, tuple[str, ...]]]:
         """Every written field -> its source fields -> the TRANSFORMs it was taken from (empty: straight from a
         READ). A written field with nothing upstream maps to an empty dict."""
-        if self._lineage is not None:
-            return self._lineage
+        return self._by_destination
+
+    def incoming(self, field: EndpointField) -> set[EndpointField]:
+        """The source fields a destination field comes from (CDAP's incoming summary)."""
+        return set(self._by_destination.get(field, {}))
+
+    def outgoing(self, field: EndpointField) -> set[EndpointField]:
+        """The destination fields a source field goes into (CDAP's outgoing summary)."""
+        return set(self._by_source.get(field, ()))
+
+    def dropped(self) -> dict[EndpointField, list[str]]:
+        """Source field -> the TRANSFORMs with no outputs that drop it."""
+        return self._drops
+
+    # computed once per set: a time range asks each of them once per run that ran the set
+
+    @cached_property
+    def _by_destination(self) -> dict[EndpointField, dict[EndpointField, tuple[str, ...]]]:
         out: dict[EndpointField, dict[EndpointField, tuple[str, ...]]] = {}
         for op in self.operations:
             if op.type != "WRITE":
@@ -148,19 +163,18 @@ class OperationSet:
                 via = () if self.by_name[inp.origin].type == "READ" else (inp.origin,)
                 for src in self.from_input(inp):
                     into[src] = tuple(sorted({*into.get(src, ()), *via}))
-        self._lineage = out
         return out
 
-    def incoming(self, field: EndpointField) -> set[EndpointField]:
-        """The source fields a destination field comes from (CDAP's incoming summary)."""
-        return set(self.lineage().get(field, {}))
+    @cached_property
+    def _by_source(self) -> dict[EndpointField, set[EndpointField]]:
+        out: dict[EndpointField, set[EndpointField]] = {}
+        for dest, srcs in self._by_destination.items():
+            for src in srcs:
+                out.setdefault(src, set()).add(dest)
+        return out
 
-    def outgoing(self, field: EndpointField) -> set[EndpointField]:
-        """The destination fields a source field goes into (CDAP's outgoing summary)."""
-        return {dest for dest, srcs in self.lineage().items() if field in srcs}
-
-    def dropped(self) -> dict[EndpointField, list[str]]:
-        """Source field -> the TRANSFORMs with no outputs that drop it."""
+    @cached_property
+    def _drops(self) -> dict[EndpointField, list[str]]:
         out: dict[EndpointField, list[str]] = {}
         for op in self.operations:
             if op.type == "TRANSFORM" and not op.outputs:
