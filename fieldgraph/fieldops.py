@@ -97,7 +97,7 @@ class OperationSet:
     def __init__(self, operations: Iterable[Operation]) -> None:
         self.operations = tuple(operations)
         self.by_name = _validate(self.operations)
-        self.order = _topological(self.operations, self.by_name)
+        self.order = _topological(self.operations)
         self._rank = {name: k for k, name in enumerate(self.order)}
         self.users: dict[str, list[Operation]] = {}
         for op in self.operations:
@@ -272,28 +272,36 @@ def _validate(ops: Sequence[Operation]) -> dict[str, Operation]:
     return by_name
 
 
-def _topological(ops: Sequence[Operation], by_name: Mapping[str, Operation]) -> list[str]:
-    """Operation names, each after the operations it takes inputs from (ties: the given order), or
-    :class:`CdapLineageError` naming the operations on a cycle."""
-    index = {op.name: k for k, op in enumerate(ops)}
-    deps = {op.name: {i.origin for i in op.inputs} for op in ops}
+def topological_order(names: Sequence[str], deps: Mapping[str, Iterable[str]]) -> tuple[list[str], set[str]]:
+    """``names`` each after the names it depends on (ties: the given order), and the names left over: those on
+    a cycle or behind one."""
+    index = {n: k for k, n in enumerate(names)}
     users: dict[str, list[str]] = {}
-    for name, ds in deps.items():
+    remaining: dict[str, int] = {}
+    for n in names:
+        ds = set(deps.get(n, ()))
+        remaining[n] = len(ds)
         for d in ds:
-            users.setdefault(d, []).append(name)
-    remaining = {n: len(ds) for n, ds in deps.items()}
+            users.setdefault(d, []).append(n)
     ready = [index[n] for n, k in remaining.items() if k == 0]
     heapq.heapify(ready)
     order: list[str] = []
     while ready:
-        name = ops[heapq.heappop(ready)].name
+        name = names[heapq.heappop(ready)]
         order.append(name)
         for u in users.get(name, ()):
             remaining[u] -= 1
             if remaining[u] == 0:
                 heapq.heappush(ready, index[u])
-    if len(order) < len(ops):
-        left = {n for n in deps if n not in set(order)}
+    return order, set(names) - set(order)
+
+
+def _topological(ops: Sequence[Operation]) -> list[str]:
+    """Operation names, each after the operations it takes inputs from (ties: the given order), or
+    :class:`CdapLineageError` naming the operations on a cycle."""
+    deps = {op.name: {i.origin for i in op.inputs} for op in ops}
+    order, left = topological_order([op.name for op in ops], deps)
+    if left:
         cyclic = [n for n in sorted(left) if _reaches(deps, left, n, n)]
         raise CdapLineageError(f"Cycle detected in graph for operations {', '.join(cyclic)}", where="operations")
     return order
@@ -312,4 +320,4 @@ def _reaches(deps: Mapping[str, set[str]], left: set[str], a: str, b: str) -> bo
     return False
 
 
-__all__ = ["EndpointField", "Input", "Operation", "OperationSet", "OperationType"]
+__all__ = ["EndpointField", "Input", "Operation", "OperationSet", "OperationType", "topological_order"]

@@ -222,20 +222,12 @@ class _Pipeline:
         self.processed: dict[str, fieldops.Operation] = {}
 
     def order(self) -> list[str]:
-        remaining = {s: len(ins) for s, ins in self.inputs.items()}
-        ready = sorted(s for s, k in remaining.items() if k == 0)
-        out: list[str] = []
-        while ready:
-            s = ready.pop(0)
-            out.append(s)
-            for t in sorted(self.outputs[s]):
-                remaining[t] -= 1
-                if remaining[t] == 0:
-                    ready.append(t)
-        if len(out) < len(remaining):
-            raise CdapLineageError("the pipeline's connections form a cycle through "
-                                   f"{', '.join(sorted(set(remaining) - set(out)))}", where="connections")
-        return out
+        """The stages, each after its inputs (independent stages by name)."""
+        order, left = fieldops.topological_order(sorted(self.inputs), self.inputs)
+        if left:
+            raise CdapLineageError(f"the pipeline's connections form a cycle through {', '.join(sorted(left))}",
+                                   where="connections")
+        return order
 
     def _branch(self, stage: str) -> list[str]:
         out = [stage]
