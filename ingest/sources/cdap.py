@@ -352,7 +352,7 @@ def run_changes(ops: fieldops.OperationSet, job: str, program: str, run: str | N
                 edges.append(FieldEdge(urn((dest, name)), urn(src), props[via]))
         first = not out
         out.append(JobLineageChange(dest, job, SOURCE_FORMAT, run, tuple(edges),
-                                    tuple(make_field_urn(dest, name) for name, _ in fields),
+                                    tuple(urn((dest, name)) for name, _ in fields),
                                     reads=reads if first else (), dropped=dropped if first else (), ts=time,
                                     origin=origin, operations=kept))
     return out
