@@ -452,6 +452,26 @@ class LineageGraph:
                             **dict.fromkeys(_FIELD_COLUMNS), "removed": False, "placeholder": True})
         return sorted(out, key=lambda r: r["fieldPath"])
 
+    def field(self, name: str, *, as_of: int | None = None) -> dict[str, Any]:
+        """One field as it is now (or was at ``as_of``): its dataset, path, state and tags (own and inherited)."""
+        urn = self._existed(self.resolve_field(name), as_of)
+        dataset = str(FieldUrn.parse(urn).dataset)
+        row = next((r for r in self.fields(dataset, as_of=as_of) if r["urn"] == urn),
+                   {"urn": urn, "placeholder": True, "removed": False})
+        tags = self.tags(urn, as_of=as_of)
+        return {**row, "dataset": dataset, "fieldPath": row.get("fieldPath") or FieldUrn.parse(urn).field_path,
+                "placeholder": bool(row.get("placeholder")), "removed": bool(row.get("removed")),
+                "tags": {"own": tags["own"], "inherited": tags["inherited"]}}
+
+    def search(self, text: str, limit: int = 20) -> dict[str, list[dict[str, Any]]]:
+        """Datasets whose name and fields whose path (v2 or simple) contain ``text``, case-insensitively."""
+        q = text.strip().lower()
+        if not q:
+            raise InputError("a search needs some text")
+        params = {"q": q, "limit": max(1, limit)}
+        return {"datasets": self.store.run_named("search_datasets", params),
+                "fields": self.store.run_named("search_fields", params)}
+
     def _states(self, urns: Sequence[str], as_of: int) -> dict[str, dict[str, Any] | None]:
         """Each field's state at ``as_of`` (``removed`` and :data:`STATE_PROPS`); None: no schema listed it yet."""
         out: dict[str, dict[str, Any] | None] = {}
@@ -524,6 +544,10 @@ class LineageGraph:
             for row in self.store.run(stmt):
                 out.update(row)
         return out
+
+    def ping(self) -> None:
+        """Nothing, once the graph answers a trivial read (:class:`GraphUnavailable` if it cannot be reached)."""
+        self.store.run("RETURN 1 AS ok", timeout_ms=5000)
 
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:

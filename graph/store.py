@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
+import threading
 from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -264,7 +265,7 @@ class Neo4jStore(GraphStore):
         import neo4j
 
         self._neo4j = neo4j
-        self._read_tx: Any = None  # inside reading()
+        self._local = threading.local()  # the read transaction of reading(), per thread (a server's requests)
         self.uri = uri
         self.database = database or None
         self.batch_size = batch_size
@@ -294,8 +295,9 @@ class Neo4jStore(GraphStore):
             return _neo4j_rows(tx.run(cypher, args))
 
         with self._errors(cypher, timeout_ms):
-            if self._read_tx is not None and not write:
-                return _neo4j_rows(self._read_tx.run(cypher, args))
+            read_tx = getattr(self._local, "tx", None)
+            if read_tx is not None and not write:
+                return _neo4j_rows(read_tx.run(cypher, args))
             with self.driver.session(database=self.database) as session:
                 return session.execute_write(work) if write else session.execute_read(work)
 
@@ -303,17 +305,17 @@ class Neo4jStore(GraphStore):
     def reading(self, timeout_ms: int | None = None) -> Iterator[None]:
         """The reads inside share one read transaction (one commit round trip instead of one per statement),
         whose timeout is ``timeout_ms``: a walk's steps read one consistent graph within one budget."""
-        if self._read_tx is not None:
+        if getattr(self._local, "tx", None) is not None:
             yield
             return
         exceptions = self._neo4j.exceptions
         with self.driver.session(database=self.database, default_access_mode=self._neo4j.READ_ACCESS) as session:
             with self._errors("BEGIN", timeout_ms):  # the caller's own errors inside pass through as they are
-                self._read_tx = session.begin_transaction(timeout=timeout_ms / 1000.0 if timeout_ms else None)
+                self._local.tx = session.begin_transaction(timeout=timeout_ms / 1000.0 if timeout_ms else None)
             try:
                 yield
             finally:
-                tx, self._read_tx = self._read_tx, None
+                tx, self._local.tx = self._local.tx, None
                 with suppress(exceptions.Neo4jError, exceptions.DriverError):  # e.g. ended by its timeout
                     tx.close()  # a read: nothing to commit
 

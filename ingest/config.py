@@ -100,6 +100,49 @@ class WorkerConfig:
         return PlatformMapping.load(self.openlineage_platforms) if self.openlineage_platforms else DEFAULT_MAPPING
 
 
+@dataclass(frozen=True)
+class ServeConfig:
+    """``fieldgraph serve``'s settings, read once at the edge (flags; the token from ``FIELDGRAPH_SERVE_TOKEN`` or
+    a file, never a flag: flags show in process lists)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: the bearer token writes need (reads too with ``protect_reads``); None: writes are refused
+    token: str | None = field(default=None, repr=False)
+    protect_reads: bool = False
+    #: origins allowed to call the API from a browser page of theirs (CORS); none by default
+    cors_origins: tuple[str, ...] = ()
+    #: largest request body, after decompression (bytes)
+    max_body_bytes: int = 10 * 1024 * 1024
+    #: requests per second per client address (bursts of twice that); 0: no limit
+    rate_limit: float = 50.0
+    #: where bad events go (JSON Lines, as ``fieldgraph ingest --rejects``)
+    rejects: Path = Path(".fieldgraph/rejects.jsonl")
+    #: the most events one graph write batches (requests arriving together are written together)
+    batch_events: int = 500
+
+    @classmethod
+    def load(cls, *, token_file: Path | None = None, env: Mapping[str, str] | None = None,
+             **flags: Any) -> ServeConfig:
+        env = os.environ if env is None else env
+        token = env.get("FIELDGRAPH_SERVE_TOKEN") or None
+        if token_file is not None:
+            try:
+                token = token_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from None
+        if token is not None and len(token) < 16:
+            raise ConfigError("the serve token is shorter than 16 characters: use a long random one "
+                              "(e.g. python -c 'import secrets; print(secrets.token_urlsafe())')")
+        cfg = cls(token=token, **{k: v for k, v in flags.items() if v is not None})
+        if cfg.protect_reads and not cfg.token:
+            raise ConfigError("--protect-reads needs a token (FIELDGRAPH_SERVE_TOKEN or --token-file)")
+        if cfg.max_body_bytes < 1 or cfg.rate_limit < 0 or cfg.batch_events < 1:
+            raise ConfigError(f"--max-body-bytes and --batch-events must be positive and --rate-limit not negative, "
+                              f"got {cfg.max_body_bytes}, {cfg.batch_events} and {cfg.rate_limit}")
+        return cfg
+
+
 _LISTS = {"topics", "avsc"}
 _DICTS = {"kafka", "schema_registry"}
 
@@ -202,7 +245,7 @@ def platforms_from_env(env: Mapping[str, str] | None = None) -> PlatformMapping:
 #: the pass-through prefixes ``FIELDGRAPH_KAFKA_`` and ``FIELDGRAPH_SCHEMA_REGISTRY_``
 ENV_NAMES = frozenset({
     "FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA", "FIELDGRAPH_GRAPH", "FIELDGRAPH_GRAPH_NAME",
-    "FIELDGRAPH_OPENLINEAGE_PLATFORMS", "FIELDGRAPH_LOG_LEVEL", "FIELDGRAPH_LOG_FORMAT",
+    "FIELDGRAPH_OPENLINEAGE_PLATFORMS", "FIELDGRAPH_LOG_LEVEL", "FIELDGRAPH_LOG_FORMAT", "FIELDGRAPH_SERVE_TOKEN",
     # the test suite's own switches
     "FIELDGRAPH_REGEN_GOLDEN", "FIELDGRAPH_DIFF_EXAMPLES",
 })

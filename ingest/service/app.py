@@ -1,0 +1,141 @@
+"""``fieldgraph serve``: the lineage graph over HTTP.
+
+- ``/api/v1/...`` (GET, :mod:`.reads`): a JSON API answering what the CLI answers; ``/openapi.json`` describes it.
+- Events in, behind the bearer token (:mod:`.writes`): OpenLineage (``POST /api/v1/lineage``, as Marquez), DataHub
+  MCPs (``POST /aspects?action=ingestProposal``, as GMS) and any event ``fieldgraph ingest`` reads
+  (``POST /api/v1/events``), through the sources' decoders and the one write path (:mod:`.writer`).
+- ``/explorer/``: the lineage explorer page (static files built from ``explorer/``).
+- ``/healthz`` and ``/metrics`` (Prometheus); :mod:`.guard` keeps the token, size and rate limits.
+
+Errors answer ``{"error": <message>, "kind": <kind>}`` with the status of their kind (:data:`STATUS`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
+
+from fieldgraph import __version__
+from fieldgraph.errors import (
+    EventError,
+    FieldgraphError,
+    GraphRefused,
+    InputError,
+    NotFoundError,
+    QueryTimeout,
+    TransientError,
+)
+from fieldgraph.graph import LineageGraph
+from fieldgraph.ingest.config import ServeConfig
+from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
+
+from . import reads, writes
+from .guard import KINDS, Guard, HttpError
+from .state import Graph, Service, ServiceDep
+from .writer import EventWriter
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "explorer" / "static"
+
+#: the status of each kind of error, most specific first
+STATUS: tuple[tuple[type[Exception], int], ...] = (
+    (NotFoundError, 404), (EventError, 422), (InputError, 400), (LookupError, 400), (QueryTimeout, 504),
+    (TransientError, 503), (GraphRefused, 422),
+)
+
+
+def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformMapping = DEFAULT_MAPPING) -> FastAPI:
+    """The service over ``graph`` (opened and closed by the caller)."""
+    svc = Service(graph, config, platforms)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        svc.writer = EventWriter(graph, config.batch_events)
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(svc.writer.close)
+
+    app = FastAPI(title="fieldgraph", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Field-level lineage: the graph's answers, and OpenLineage and DataHub events in.")
+    app.state.service = svc
+    app.add_middleware(Guard, metrics=svc.metrics, rate_limit=config.rate_limit, max_body_bytes=config.max_body_bytes)
+    if config.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type", "Content-Encoding"])
+    for kind in (FieldgraphError, HttpError, Exception):  # Exception: the last resort, logged with its traceback
+        app.add_exception_handler(kind, _error_handler)
+    app.add_exception_handler(RequestValidationError, _bad_parameter)
+    app.include_router(reads.router)
+    app.include_router(writes.router)
+    app.include_router(_operations)
+    if (STATIC / "index.html").is_file():
+        from fastapi.staticfiles import StaticFiles
+
+        app.mount("/explorer", StaticFiles(directory=STATIC, html=True), name="explorer")
+    else:
+        app.add_api_route("/explorer/{rest:path}", _no_explorer, include_in_schema=False)
+    return app
+
+
+# ---- operations ----
+
+_operations = APIRouter(tags=["operations"])
+
+
+@_operations.get("/healthz")
+def health(graph: Graph) -> Response:
+    """200 when the graph answers, else 503."""
+    graph.ping()
+    return JSONResponse({"status": "ok", "graph": graph.store.describe()})
+
+
+@_operations.get("/metrics")
+def prometheus(svc: ServiceDep) -> Response:
+    """Prometheus metrics: requests by route and status, latency, events written and rejected."""
+    return Response(svc.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+
+@_operations.get("/", include_in_schema=False)
+def root() -> Response:
+    return RedirectResponse("/explorer/")
+
+
+def _no_explorer(rest: str) -> Response:
+    return PlainTextResponse("The explorer's files are not built: run `make explorer` in fieldgraph's checkout "
+                             "(npm builds them into ingest/service/explorer/static/).", 503)
+
+
+# ---- errors ----
+
+
+async def _error_handler(_: Request, exc: Exception) -> Response:
+    return error_response(exc)
+
+
+async def _bad_parameter(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(InputError("; ".join(f"{' '.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())))
+
+
+def error_response(exc: Exception) -> Response:
+    """``{"error", "kind"}`` with the status of the error's kind (500 for a bug, logged, its text not shown)."""
+    if isinstance(exc, HttpError):
+        return JSONResponse({"error": str(exc), "kind": KINDS.get(exc.status, "HttpError")}, exc.status,
+                            headers=exc.headers)
+    if not isinstance(exc, FieldgraphError):
+        log.error("request failed", exc_info=exc)
+        return JSONResponse({"error": f"internal error: {type(exc).__name__}", "kind": "InternalError"}, 500)
+    status = next((s for kind, s in STATUS if isinstance(exc, kind)), 500)
+    return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status,
+                        headers={"Retry-After": "5"} if status == 503 else None)

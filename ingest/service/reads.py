@@ -1,0 +1,155 @@
+"""The JSON API's reads (``GET /api/v1/...``): what the CLI answers, with its depth caps, time budgets and
+``partial`` flag. Each answers what :class:`fieldgraph.graph.LineageGraph` answers, as JSON."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query
+from fastapi import Path as PathPart
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from fieldgraph.errors import InputError
+from fieldgraph.graph import LineageResult
+from fieldgraph.graph.lineage import DEFAULT_DEPTH_CAP
+from fieldgraph.ingest import export
+from fieldgraph.ingest.cli.options import parse_time
+
+from .state import Graph, readable
+
+#: the deepest walk and the longest time budget a request may ask for
+MAX_DEPTH = 100
+MAX_BUDGET_S = 60.0
+
+Depth = Annotated[int | None, Query(ge=1, le=MAX_DEPTH, description=f"Hops (default: the cap, {DEFAULT_DEPTH_CAP}).")]
+Budget = Annotated[float, Query(gt=0, le=MAX_BUDGET_S, description="Time budget (seconds); past it the answer is "
+                                "partial.")]
+When = Annotated[str | None, Query(description="An instant: ms since the epoch or ISO 8601.")]
+Field = Annotated[str, Query(description="Field URN (datasetField or schemaField; v2, v1 or /slash path).")]
+Dataset = Annotated[str, Query(description="Dataset URN.")]
+
+_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/plain", "csv": "text/csv"}
+_LINEAGE_TEXT = {"dot": export.lineage_dot, "mermaid": export.lineage_mermaid, "csv": export.lineage_csv}
+
+router = APIRouter(prefix="/api/v1", dependencies=[Depends(readable)], tags=["reads"])
+
+
+def _json(content: Any) -> Response:
+    return JSONResponse(content)
+
+
+def _text(text: str, format: str, *, partial: bool) -> Response:
+    """An export; ``X-Fieldgraph-Partial: true`` when the walk was cut short (depth cap, time budget)."""
+    return PlainTextResponse(text, media_type=_MEDIA[format],
+                             headers={"X-Fieldgraph-Partial": "true"} if partial else None)
+
+
+@router.get("/search")
+def search(graph: Graph, q: Annotated[str, Query(min_length=1, description="Text in a dataset name or field path.")],
+           limit: Annotated[int, Query(ge=1, le=500)] = 20) -> Response:
+    """Datasets and fields whose name contains ``q`` (case-insensitive)."""
+    return _json(graph.search(q, limit))
+
+
+@router.get("/lineage/{direction}")
+def lineage(graph: Graph, direction: Annotated[str, PathPart(pattern="^(upstream|downstream)$")], field: Field,
+            depth: Depth = None, budget: Budget = 10.0, as_of: When = None,
+            format: Annotated[str, Query(pattern="^(json|dot|mermaid|csv)$")] = "json") -> Response:
+    """The fields a field derives from (upstream) or that derive from it (downstream), with edge properties."""
+    when = parse_time(as_of, "as_of")
+    res: LineageResult = getattr(graph, direction)(field, depth, time_budget_s=budget, as_of=when)
+    if format != "json":
+        return _text(_LINEAGE_TEXT[format](res), format, partial=res.cut_short)
+    return _json({**res.to_json(), "asOf": when})
+
+
+@router.get("/impact")
+def impact(graph: Graph, name: Annotated[str, Query(description="A field URN or a dataset URN.")],
+           depth: Depth = None, budget: Budget = 10.0, as_of: When = None,
+           format: Annotated[str, Query(pattern="^(json|csv)$")] = "json") -> Response:
+    """The downstream datasets and fields of a field or a dataset."""
+    when = parse_time(as_of, "as_of")
+    res, by_ds = graph.impact(name, depth, time_budget_s=budget, as_of=when)
+    if format == "csv":
+        return _text(export.impact_csv(res, by_ds), "csv", partial=res.cut_short)
+    return _json({"start": res.start, "partial": res.partial, "reason": res.reason, "asOf": when,
+                  "datasets": by_ds, "hops": [h.to_json() for h in res.hops]})
+
+
+@router.get("/path")
+def path(graph: Graph, source: Annotated[str, Query(alias="from", description="One field URN.")],
+         target: Annotated[str, Query(alias="to", description="The other field URN.")],
+         depth: Depth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
+    """A shortest lineage path between two fields (either direction); [] if there is none."""
+    when = parse_time(as_of, "as_of")
+    found, res = graph.path(source, target, depth, time_budget_s=budget, as_of=when)
+    return _json({"path": found, "partial": res.partial, "reason": res.reason, "asOf": when})
+
+
+@router.get("/field")
+def field(graph: Graph, urn: Field, as_of: When = None) -> Response:
+    """One field: its dataset, state, and tags (own and inherited along lineage)."""
+    return _json(graph.field(urn, as_of=parse_time(as_of, "as_of")))
+
+
+@router.get("/fields")
+def fields(graph: Graph, dataset: Dataset, as_of: When = None) -> Response:
+    """A dataset's fields: listed, removed (listed before) or placeholders (references only)."""
+    kind, urn = graph.resolve_node(dataset)
+    if kind != "dataset":
+        raise InputError(f"dataset {dataset!r} is not a dataset URN (urn:li:dataset:(...))")
+    return _json(graph.fields(urn, as_of=parse_time(as_of, "as_of")))
+
+
+@router.get("/datasets/lineage")
+def dataset_lineage(graph: Graph, dataset: Annotated[str | None, Query(description="Only edges touching it.")] = None
+                    ) -> Response:
+    """Dataset-level lineage rolled up from the field edges."""
+    return _json(graph.dataset_lineage(dataset))
+
+
+@router.get("/unresolved")
+def unresolved(graph: Graph, ambiguous: bool = False) -> Response:
+    """Field references no schema resolved (placeholders); ``ambiguous``: only ambiguous ones."""
+    return _json(graph.ambiguous() if ambiguous else graph.unresolved())
+
+
+@router.get("/tags")
+def tags(graph: Graph, field: Field, indirect: bool = False, depth: Depth = None, budget: Budget = 10.0,
+         as_of: When = None) -> Response:
+    """A field's own tags and terms, and those it inherits along lineage."""
+    return _json(graph.tags(field, indirect=indirect, depth=depth, time_budget_s=budget,
+                            as_of=parse_time(as_of, "as_of")))
+
+
+@router.get("/tagged")
+def tagged(graph: Graph, label: Annotated[str, Query(description="A tag (PII, urn:li:tag:PII) or a term URN.")],
+           indirect: bool = False, depth: Depth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
+    """Every field carrying a tag or term, its own or inherited: where it flows."""
+    return _json(graph.tagged(label, indirect=indirect, depth=depth, time_budget_s=budget,
+                              as_of=parse_time(as_of, "as_of")))
+
+
+@router.get("/lineage-summary")
+def lineage_summary(graph: Graph, field: Field,
+                    direction: Annotated[str, Query(pattern="^(incoming|outgoing)$")] = "incoming",
+                    start: When = None, end: When = None, depth: Annotated[int, Query(ge=1, le=MAX_DEPTH)] = 1,
+                    budget: Budget = 10.0) -> Response:
+    """A field's lineage within [start, end), with the operations behind it (CDAP's field lineage)."""
+    return _json(graph.field_lineage(field, direction, parse_time(start, "start"), parse_time(end, "end"), depth,
+                                     time_budget_s=budget))
+
+
+@router.get("/diff-lineage")
+def diff_lineage(graph: Graph, dataset: Dataset, since: Annotated[str, Query(alias="from")],
+                 until: Annotated[str, Query(alias="to")]) -> Response:
+    """What changed in a dataset's fields and their lineage edges between two instants."""
+    t1, t2 = parse_time(since, "from"), parse_time(until, "to")
+    assert t1 is not None and t2 is not None  # required parameters
+    return _json(graph.diff_lineage(dataset, t1, t2))
+
+
+@router.get("/stats")
+def stats(graph: Graph) -> Response:
+    """Counts of datasets, fields, edges, placeholders and ambiguous references."""
+    return _json(graph.stats())

@@ -1,0 +1,94 @@
+"""The service's one graph writer: events from concurrent requests, written together.
+
+Requests hand their events (each already decoded into changes) to :class:`EventWriter` and wait for the outcome.
+One thread takes whatever has arrived, up to ``batch_events`` events, and writes it as one batch with
+:meth:`fieldgraph.graph.write.Writer.write_each`, the write path every source shares: the events the graph refuses
+come back with the reason and the rest is written. A transient fault (the graph down) fails the whole batch; the
+callers answer 503 and the producer retries.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+
+from fieldgraph.changes import Change
+from fieldgraph.errors import FieldgraphError
+from fieldgraph.graph import LineageGraph
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Request:
+    events: Sequence[Sequence[Change]]
+    #: per event: None (written) or why the graph refused it
+    outcome: Future[list[str | None]] = field(default_factory=Future)
+
+
+class EventWriter:
+    """A thread writing the events requests submit, batched."""
+
+    def __init__(self, graph: LineageGraph, batch_events: int = 500) -> None:
+        self._writer = graph.writer()
+        self._batch_events = batch_events
+        self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._run, name="fieldgraph-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, events: Sequence[Sequence[Change]]) -> Future[list[str | None]]:
+        """Write ``events`` (each a list of changes); the future holds, per event, None or the refusal."""
+        req = _Request(events)
+        if not events:
+            req.outcome.set_result([])
+        else:
+            self._queue.put(req)
+        return req.outcome
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            size = len(first.events)
+            while size < self._batch_events:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:  # closing: write what came before it, then stop
+                    self._write(batch)
+                    return
+                batch.append(nxt)
+                size += len(nxt.events)
+            self._write(batch)
+
+    def _write(self, batch: list[_Request]) -> None:
+        events = [e for req in batch for e in req.events]
+        try:
+            _, refused = self._writer.write_each(events)
+        except FieldgraphError as exc:  # transient (write_each keeps permanent refusals to their events)
+            log.warning("graph write of %d events failed: %s", len(events), exc)
+            for req in batch:
+                req.outcome.set_exception(exc)
+            return
+        except Exception as exc:  # a bug: every caller hears of it, the thread goes on
+            log.exception("graph write of %d events failed", len(events))
+            for req in batch:
+                req.outcome.set_exception(exc)
+            return
+        reasons = dict(refused)
+        start = 0
+        for req in batch:
+            req.outcome.set_result([str(reasons[i]) if i in reasons else None
+                                    for i in range(start, start + len(req.events))])
+            start += len(req.events)

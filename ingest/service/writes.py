@@ -1,0 +1,137 @@
+"""Events in over HTTP, behind the bearer token:
+
+- ``POST /api/v1/lineage``: an OpenLineage run, job or dataset event, as Marquez takes it (201), so the OpenLineage
+  client's HTTP transport and the Spark and Airflow integrations can send here;
+- ``POST /aspects?action=ingestProposal`` / ``ingestProposalBatch``: DataHub GMS's endpoints for its REST emitter
+  (with ``GET /config``, which the emitter asks first);
+- ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads.
+
+Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
+422 with its reason and appended to the rejects file, as ``fieldgraph ingest`` does; the others in the same request
+are written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response
+
+from fieldgraph import __version__
+from fieldgraph.changes import Change
+from fieldgraph.errors import EventError, FieldgraphError, InputError, TransientError
+from fieldgraph.ingest.replay import Reject, write_rejects
+from fieldgraph.ingest.sources import decode_event
+from fieldgraph.ingest.sources.datahub import decode_datahub_event
+from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
+
+from .guard import parse_json, read_body
+from .state import Service, ServiceDep, readable, writable
+
+log = logging.getLogger(__name__)
+
+#: how long a write request waits for the graph before answering 503
+WRITE_WAIT_S = 120.0
+
+Decoder = Callable[[Any, str], list[Change]]
+
+router = APIRouter(tags=["writes"])
+
+
+async def _body(request: Request, svc: Service, what: str) -> Any:
+    return parse_json(await read_body(request, svc.config.max_body_bytes), what)
+
+
+async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode: Decoder, endpoint: str,
+                  ok: Any, status: int = 200) -> Response:
+    """Decode and write ``events``: ``ok`` when every one was written, else 422 naming the rejected ones (by index,
+    with the reason), which go to the rejects file; the others are written."""
+    n = next(svc.requests)
+    decoded: list[list[Change]] = []
+    placed: list[int] = []
+    rejected: list[tuple[int, str]] = []
+    for i, obj in enumerate(events):
+        try:
+            decoded.append(decode(obj, f"http:{n}:{i}"))
+            placed.append(i)
+        except FieldgraphError as exc:
+            rejected.append((i, str(exc)))
+    assert svc.writer is not None, "the service is not started"
+    try:
+        outcome = await asyncio.wait_for(asyncio.wrap_future(svc.writer.submit(decoded)), WRITE_WAIT_S)
+    except TimeoutError:
+        raise TransientError(f"the graph did not take the write within {WRITE_WAIT_S:g}s") from None
+    refused = [(placed[j], f"the graph refused it: {why}") for j, why in enumerate(outcome) if why is not None]
+    counts = svc.metrics.events
+    counts.labels(endpoint, "written").inc(len(decoded) - len(refused))
+    counts.labels(endpoint, "rejected").inc(len(rejected))
+    counts.labels(endpoint, "refused").inc(len(refused))
+    rejected = sorted(rejected + refused)
+    if not rejected:
+        return JSONResponse(ok, status)
+    where = f"{request.method} {request.url.path}"
+    write_rejects(svc.config.rejects, [Reject(where, n, why, events[i]) for i, why in rejected])
+    for i, why in rejected:
+        log.warning("rejected event %d of request %d to %s: %s", i, n, where, why)
+    return JSONResponse({"error": rejected[0][1] if len(rejected) == 1 else f"{len(rejected)} events were rejected",
+                         "kind": "EventError", "rejected": [{"index": i, "error": why} for i, why in rejected],
+                         "written": len(events) - len(rejected)}, 422)
+
+
+@router.post("/api/v1/lineage", status_code=201, dependencies=[Depends(writable)])
+async def openlineage(request: Request, svc: ServiceDep) -> Response:
+    """An OpenLineage run, job or dataset event (Marquez's endpoint, the OpenLineage HTTP transport's default):
+    201 when written, 422 with the reason when it cannot be read."""
+    event = await _body(request, svc, "the OpenLineage event")
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return decode_openlineage_event(obj, origin, svc.platforms)
+
+    return await _ingest(request, svc, [event], decode, "openlineage", {}, 201)
+
+
+@router.post("/aspects", dependencies=[Depends(writable)])
+async def datahub(request: Request, svc: ServiceDep,
+                  action: Annotated[str, Query(pattern="^(ingestProposal|ingestProposalBatch)$")]) -> Response:
+    """DataHub GMS's ``ingestProposal`` and ``ingestProposalBatch`` actions (DataHub's REST emitter):
+    ``{"proposal": MCP}`` or ``{"proposals": [MCP, ...]}``."""
+    body = await _body(request, svc, "the proposal")
+    batch = action == "ingestProposalBatch"
+    key = "proposals" if batch else "proposal"
+    if not isinstance(body, dict) or key not in body:
+        raise InputError(f"action {action} takes a JSON object with {key!r}")
+    proposals = body[key] if batch else [body[key]]
+    if not isinstance(proposals, list):
+        raise InputError("'proposals' is a JSON array of MetadataChangeProposals")
+    urns = [p.get("entityUrn") if isinstance(p, dict) else None for p in proposals]
+    return await _ingest(request, svc, proposals, _datahub_event, "datahub", {"value": urns if batch else urns[0]})
+
+
+@router.post("/api/v1/events", dependencies=[Depends(writable)])
+async def events(request: Request, svc: ServiceDep) -> Response:
+    """One event, or a JSON array of events, in any form ``fieldgraph ingest`` reads (DataHub MCP, MCL, MCE, MAE;
+    CDAP field lineage; OpenLineage)."""
+    body = await _body(request, svc, "the events")
+    batch = body if isinstance(body, list) else [body]
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return decode_event(obj, origin, platforms=svc.platforms)
+
+    return await _ingest(request, svc, batch, decode, "events", {"written": len(batch)})
+
+
+@router.get("/config", dependencies=[Depends(readable)])
+def gms_config() -> Response:
+    """What DataHub's REST emitter asks GMS before it sends (``noCode``: MCPs are taken)."""
+    return JSONResponse({"noCode": "true", "statefulIngestionCapable": False,
+                         "versions": {"acryldata/datahub": {"version": f"fieldgraph-{__version__}"}}})
+
+
+def _datahub_event(obj: Any, origin: str) -> list[Change]:
+    if not isinstance(obj, dict):
+        raise EventError(f"a MetadataChangeProposal is a JSON object, got {type(obj).__name__}")
+    return decode_datahub_event(obj, origin)
