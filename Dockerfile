@@ -1,5 +1,15 @@
-# fieldgraph worker image: `docker build -t fieldgraph .` (used by docker-compose.yml).
-# Build stage: the fieldgraph wheel. pip installs the build requirement (setuptools>=77) in an isolated env.
+# fieldgraph image (the worker and `fieldgraph serve`): `docker build -t fieldgraph .` (used by docker-compose.yml).
+# Explorer stage: the lineage explorer page's static files, bundled by esbuild from the locked npm packages.
+FROM node:20-slim AS explorer
+WORKDIR /explorer
+COPY ingest/service/explorer/package.json ingest/service/explorer/package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY ingest/service/explorer/build.mjs ./
+COPY ingest/service/explorer/src src
+RUN npm run build
+
+# Build stage: the fieldgraph wheel (with the explorer's files). pip installs the build requirement
+# (setuptools>=77) in an isolated env.
 FROM python:3.12-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
@@ -8,6 +18,7 @@ COPY normalizers normalizers
 COPY graph graph
 COPY ingest ingest
 COPY cypher cypher
+COPY --from=explorer /explorer/static ingest/service/explorer/static
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.12-slim
@@ -16,9 +27,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libgomp1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /wheels /tmp/wheels
-# the worker's extras: Kafka (librdkafka, Avro values, metrics), Neo4j, and the Protobuf/Arrow normalizers for
-# the schemas producers send in KafkaSchema documents
-RUN pip install --no-cache-dir "$(ls /tmp/wheels/fieldgraph-*.whl)[kafka,neo4j,formats]" && rm -rf /tmp/wheels
+# the extras: Kafka (librdkafka, Avro values, metrics), Neo4j, the Protobuf/Arrow normalizers for the schemas
+# producers send in KafkaSchema documents, and the HTTP service (FastAPI, uvicorn)
+RUN pip install --no-cache-dir "$(ls /tmp/wheels/fieldgraph-*.whl)[kafka,neo4j,formats,serve]" && rm -rf /tmp/wheels
 # Runs as uid 10001, which owns /app (the working directory) and /app/.fieldgraph: the embedded graph's data
 # folder ($FIELDGRAPH_DATA) and, relative to the working directory, `fieldgraph ingest`'s default rejects file
 # (.fieldgraph/rejects.jsonl).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -35,6 +36,7 @@ from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.service import create_app
 
 from .conftest import ds, example_changes, schema_event
+from .test_readme import _in_order as in_order
 
 pytestmark = pytest.mark.integration
 
@@ -405,3 +407,54 @@ def test_fieldgraph_serve_command_starts_answers_and_stops(tmp_path: Path) -> No
     status = subprocess.run([sys.executable, "-m", "fieldgraph.ingest.cli", "server", "status"], env=env,
                             capture_output=True, text=True, timeout=60)
     assert status.returncode == 5, status.stdout  # the embedded server it started is stopped with it
+
+
+def test_readme_requests_do_what_readme_shows(service: Service) -> None:
+    """README's requests to ``fieldgraph serve`` (curl), against the service, print what README shows."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "fieldgraph serve &" in b]
+    variables = "; ".join(re.findall(r"^(?:REPORT|PRICE)=.*$", readme, re.M))
+    requests: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("curl "):
+            requests.append((line.replace("http://127.0.0.1:8080", service.url), []))
+        elif line.startswith("#   ") and requests:
+            requests[-1][1].append(line[1:].strip())
+    assert len(requests) >= 5
+    env = {**os.environ, "FIELDGRAPH_SERVE_TOKEN": TOKEN}
+    for command, shown in requests:
+        proc = subprocess.run(["bash", "-c", f"{variables}; {command}"], cwd=Path(__file__).resolve().parent.parent,
+                              env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        for expected in shown:
+            assert any(in_order(expected.split(), out) for out in proc.stdout.splitlines()), \
+                f"{command}\nREADME shows: {expected}\nit printed:\n{proc.stdout}"
+
+
+def test_graph_outage_answers_503_and_the_service_recovers(settings: ServeConfig, monkeypatch) -> None:
+    """The graph down: health and writes answer 503 with Retry-After (after the writer's retries), nothing is
+    lost to the rejects file; the graph back: the same request is written."""
+    import tempfile
+
+    from fieldgraph.graph import EmbeddedServer, LineageGraph, open_store
+    from fieldgraph.ingest.service import writer
+
+    monkeypatch.setattr(writer, "RETRY_PAUSES_S", (0.05, 0.05))
+    event = schema_event(ds("outage.table"), ["a"], 1)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        server = EmbeddedServer(Path(tmp) / "data").start()
+        graph = LineageGraph(open_store(f"falkordb+unix://{server.socket}"))
+        try:
+            with served(graph, settings) as s:
+                server.stop()
+                assert s.get("/healthz").status_code == 503
+                down = s.http.post("/api/v1/events", json=event, headers=AUTH)
+                assert down.status_code == 503 and down.headers["retry-after"] == "5", down.text
+                assert "GraphUnavailable" == down.json()["kind"] and not settings.rejects.exists()
+                server.start()
+                assert s.get("/healthz").status_code == 200
+                assert s.http.post("/api/v1/events", json=event, headers=AUTH).status_code == 200
+                assert [f["fieldPath"] for f in graph.fields(ds("outage.table"))] == ["a"]
+        finally:
+            graph.close()
+            server.stop()

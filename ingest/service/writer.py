@@ -3,8 +3,9 @@
 Requests hand their events (each already decoded into changes) to :class:`EventWriter` and wait for the outcome.
 One thread takes whatever has arrived, up to ``batch_events`` events, and writes it as one batch with
 :meth:`fieldgraph.graph.write.Writer.write_each`, the write path every source shares: the events the graph refuses
-come back with the reason and the rest is written. A transient fault (the graph down) fails the whole batch; the
-callers answer 503 and the producer retries.
+come back with the reason and the rest is written. It writes in the concurrent mode (workers may write the same
+graph) and tries a batch again after a transient fault (a conflict with another writer, a lost connection) for a
+few seconds; then the callers answer 503 and the producer retries.
 """
 
 from __future__ import annotations
@@ -12,15 +13,19 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from fieldgraph.changes import Change
-from fieldgraph.errors import FieldgraphError
-from fieldgraph.graph import LineageGraph
+from fieldgraph.errors import FieldgraphError, TransientError
+from fieldgraph.graph import LineageGraph, WriteMode
 
 log = logging.getLogger(__name__)
+
+#: the pauses before trying a batch again after a transient fault
+RETRY_PAUSES_S = (0.2, 0.5, 1.0, 2.0)
 
 
 @dataclass
@@ -34,7 +39,7 @@ class EventWriter:
     """A thread writing the events requests submit, batched."""
 
     def __init__(self, graph: LineageGraph, batch_events: int = 500) -> None:
-        self._writer = graph.writer()
+        self._writer = graph.writer(WriteMode.CONCURRENT)
         self._batch_events = batch_events
         self._queue: queue.Queue[_Request | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="fieldgraph-writer", daemon=True)
@@ -75,7 +80,7 @@ class EventWriter:
     def _write(self, batch: list[_Request]) -> None:
         events = [e for req in batch for e in req.events]
         try:
-            _, refused = self._writer.write_each(events)
+            refused = self._write_retrying(events)
         except FieldgraphError as exc:  # transient (write_each keeps permanent refusals to their events)
             log.warning("graph write of %d events failed: %s", len(events), exc)
             for req in batch:
@@ -92,3 +97,12 @@ class EventWriter:
             req.outcome.set_result([str(reasons[i]) if i in reasons else None
                                     for i in range(start, start + len(req.events))])
             start += len(req.events)
+
+    def _write_retrying(self, events: Sequence[Sequence[Change]]) -> list[tuple[int, FieldgraphError]]:
+        for pause in RETRY_PAUSES_S:
+            try:
+                return self._writer.write_each(events)[1]
+            except TransientError as exc:
+                log.info("graph write of %d events: %s; trying again in %gs", len(events), exc, pause)
+                time.sleep(pause)
+        return self._writer.write_each(events)[1]  # the last try: its fault reaches the callers
