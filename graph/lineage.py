@@ -286,7 +286,7 @@ class LineageGraph:
         by_ds: dict[str, list[str]] = {}
         for h in res.hops:
             paths = by_ds.setdefault(h.datasetUrn or "?", [])
-            if h.fieldPath not in paths:
+            if (h.fieldPath or h.urn) not in paths:
                 paths.append(h.fieldPath or h.urn)
         return res, by_ds
 

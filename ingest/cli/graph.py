@@ -20,9 +20,12 @@ from fieldgraph.ingest.cli.options import (
     Depth,
     GraphName,
     GraphUri,
+    ImpactFormat,
+    LineageFormat,
     SummaryJson,
     TimeBudget,
     open_graph,
+    output_format,
     parse_pairs,
     parse_time,
 )
@@ -118,18 +121,30 @@ def ingest_cmd(
 # ---- lineage ----
 
 
-def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of: str | None, as_json: bool,
+def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of: str | None, fmt: str,
              graph: str | None, graph_name: str | None) -> None:
+    from fieldgraph.ingest import export
+
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
         res = getattr(g, direction)(field, depth, time_budget_s=budget, as_of=when)
-    if as_json:
+    if fmt == "json":
         dump({**res.to_json(), "asOf": when})
-    else:
+    elif fmt == "table":
         out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {plural(len(res.hops), 'edge')}"))
         if res.partial:
             out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    else:
+        renderers = {"dot": export.lineage_dot, "mermaid": export.lineage_mermaid, "csv": export.lineage_csv}
+        _export(renderers[fmt](res), res)
     finish(partial=res.cut_short)
+
+
+def _export(text: str, res: Any) -> None:
+    """An export (``--format dot|mermaid|csv``) on stdout as it is; a partial result said on stderr."""
+    typer.echo(text, nl=False)
+    if res.partial:
+        err.print(Text(f"partial result: {res.reason}", style="yellow"), soft_wrap=True)
 
 
 @lineage_app.command("upstream")
@@ -139,11 +154,12 @@ def upstream_cmd(
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: LineageFormat = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields a field derives from, with paths and edge properties."""
-    _lineage("upstream", field, depth, budget, as_of, as_json, graph, graph_name)
+    _lineage("upstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name)
 
 
 @lineage_app.command("downstream")
@@ -153,11 +169,12 @@ def downstream_cmd(
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: LineageFormat = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields derived from a field."""
-    _lineage("downstream", field, depth, budget, as_of, as_json, graph, graph_name)
+    _lineage("downstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name)
 
 
 @lineage_app.command("path")
@@ -305,14 +322,22 @@ def impact_cmd(
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    fmt: ImpactFormat = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """Impact analysis: the downstream datasets and fields of a field or dataset."""
+    form = output_format(as_json, fmt)
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
         res, by_ds = g.impact(name, depth, time_budget_s=budget, as_of=when)
-    if as_json:
+    if form == "csv":
+        from fieldgraph.ingest.export import impact_csv
+
+        _export(impact_csv(res, by_ds), res)
+        finish(partial=res.cut_short)
+        return
+    if form == "json":
         dump({"start": res.start, "partial": res.partial, "reason": res.reason, "datasets": by_ds,
               "hops": [h.to_json() for h in res.hops], "asOf": when})
         finish(partial=res.cut_short)

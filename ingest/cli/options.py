@@ -7,6 +7,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
 import typer
@@ -37,6 +38,43 @@ def json_option(help: str | None = None) -> Any:
 AsJson = Annotated[bool, json_option()]
 #: ``--json`` (a command's summary)
 SummaryJson = Annotated[bool, json_option("Print the summary as JSON.")]
+
+
+class LineageFormatName(StrEnum):
+    """What ``lineage upstream|downstream --format`` prints."""
+
+    table = "table"
+    json = "json"
+    dot = "dot"
+    mermaid = "mermaid"
+    csv = "csv"
+
+
+class ImpactFormatName(StrEnum):
+    """What ``impact --format`` prints."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+_FORMAT_HELP = "What to print: table (default), json (the same as --json), {}."
+#: ``--format`` of a lineage walk (``None``: the table, or JSON with ``--json``; see :func:`output_format`)
+LineageFormat = Annotated[LineageFormatName | None, typer.Option(
+    "--format", show_default=False,
+    help=_FORMAT_HELP.format("dot (a Graphviz digraph), mermaid (a Mermaid flowchart), csv (a row per edge)"))]
+#: ``--format`` of impact analysis (``None``: the table, or JSON with ``--json``)
+ImpactFormat = Annotated[ImpactFormatName | None, typer.Option(
+    "--format", help=_FORMAT_HELP.format("csv (a row per impacted field)"), show_default=False)]
+
+
+def output_format(as_json: bool, fmt: str | None) -> str:
+    """What a command with ``--json`` and ``--format`` prints: ``--format`` (default ``table``); ``--json`` is
+    ``--format json``, and together with any other format it is a usage error (exit 2)."""
+    if as_json and fmt not in (None, "json"):
+        raise typer.BadParameter(f"--json means --format json, not --format {fmt}: give one of them",
+                                 param_hint="'--json' / '--format'")
+    return "json" if as_json else str(fmt or "table")
 
 #: ``--depth``/``-d`` of a lineage walk (``None``: the graph's cap)
 Depth = Annotated[int | None, typer.Option("--depth", "-d", min=1,

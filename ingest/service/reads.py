@@ -28,7 +28,6 @@ When = Annotated[str | None, Query(description="An instant: ms since the epoch o
 Field = Annotated[str, Query(description="Field URN (datasetField or schemaField; v2, v1 or /slash path).")]
 Dataset = Annotated[str, Query(description="Dataset URN.")]
 
-_MEDIA = {"dot": "text/vnd.graphviz", "mermaid": "text/plain", "csv": "text/csv"}
 _LINEAGE_TEXT = {"dot": export.lineage_dot, "mermaid": export.lineage_mermaid, "csv": export.lineage_csv}
 
 router = APIRouter(prefix="/api/v1", dependencies=[Depends(readable)], tags=["reads"])
@@ -40,7 +39,7 @@ def _json(content: Any) -> Response:
 
 def _text(text: str, format: str, *, partial: bool) -> Response:
     """An export; ``X-Fieldgraph-Partial: true`` when the walk was cut short (depth cap, time budget)."""
-    return PlainTextResponse(text, media_type=_MEDIA[format],
+    return PlainTextResponse(text, media_type=export.MEDIA_TYPES[format],
                              headers={"X-Fieldgraph-Partial": "true"} if partial else None)
 
 

@@ -1,0 +1,310 @@
+"""Lineage and impact results as text other tools read: Graphviz DOT, Mermaid flowcharts and CSV.
+
+Pure functions over the graph layer's results (:class:`fieldgraph.graph.LineageResult` and its hops; ``impact``'s
+``(LineageResult, by_dataset)``), each returning the whole text; the CLI (``--format``) and the HTTP service
+(``?format=``) print or send it as it is.
+
+Graphs (DOT, Mermaid) are drawn in the direction data flows, upstream field -> downstream field, whichever way the
+walk went; one cluster (subgraph) per dataset, one node per field, one edge per hop, labelled with its
+transformation (``SUM (AGGREGATION)``; ``indirect``, ``masked``). Fields that are placeholders (a reference no
+schema listed) or removed (no longer listed) are drawn dashed / greyed and say so.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fieldgraph.errors import FieldgraphError
+from fieldgraph.normalizers import FieldUrn, v1_path
+from fieldgraph.normalizers.urns import DatasetUrn
+
+if TYPE_CHECKING:
+    from fieldgraph.graph import Hop, LineageResult
+
+#: the columns of :func:`lineage_csv`, in order
+LINEAGE_COLUMNS = ("depth", "from_urn", "urn", "dataset", "fieldPath", "kind", "subtype", "transformation",
+                   "masking", "source", "placeholder", "removed")
+#: the columns of :func:`impact_csv`, in order
+IMPACT_COLUMNS = ("dataset", "fieldPath", "urn", "depth")
+#: the formats rendered here (the CLI's ``--format``, the service's ``?format=``; besides table and JSON)
+FORMATS = ("dot", "mermaid", "csv")
+#: the media type of each format
+MEDIA_TYPES = {"dot": "text/vnd.graphviz; charset=utf-8", "mermaid": "text/plain; charset=utf-8",
+               "csv": "text/csv; charset=utf-8"}
+
+
+# --- the nodes and edges of a result ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Node:
+    urn: str
+    dataset: str | None  # the dataset it belongs to (a dataset node: itself); None: unknown
+    path: str | None  # the field path; None: the node is a whole dataset (or unknown)
+    placeholder: bool = False
+    removed: bool = False
+    start: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.path is None:
+            return "(whole dataset)" if self.dataset == self.urn else self.urn
+        return v1_path(self.path) or self.path
+
+    @property
+    def state(self) -> str | None:
+        return "placeholder" if self.placeholder else "removed" if self.removed else None
+
+
+def _node_of(urn: str) -> _Node:
+    """A node known only by its URN (a walk's start, or where a hop came from): parsed from it."""
+    try:
+        f = FieldUrn.parse(urn)
+        return _Node(urn, str(f.dataset), f.field_path)
+    except FieldgraphError:
+        pass
+    if urn.startswith("urn:li:dataset:"):
+        return _Node(urn, urn, None)
+    return _Node(urn, None, None)
+
+
+def _graph(result: LineageResult) -> tuple[dict[str, _Node], list[tuple[str, str, Hop]]]:
+    """The result's nodes (by URN, in the order first met: the start first) and its edges (upstream URN,
+    downstream URN, hop), one per hop, in the direction data flows."""
+    reached: dict[str, Hop] = {}
+    for h in result.hops:
+        reached.setdefault(h.urn, h)
+    nodes: dict[str, _Node] = {}
+
+    def add(urn: str) -> None:
+        if urn in nodes:
+            return
+        h = reached.get(urn)
+        if h is None:
+            nodes[urn] = _node_of(urn)
+        elif h.datasetUrn is None:  # a whole dataset (lineage from a dataset, not one of its fields)
+            nodes[urn] = _node_of(urn)
+        else:
+            nodes[urn] = _Node(urn, h.datasetUrn, h.fieldPath, bool(h.placeholder), bool(h.removed))
+
+    if result.start:
+        add(result.start)
+        nodes[result.start].start = True
+    edges: list[tuple[str, str, Hop]] = []
+    upstream = result.direction == "upstream"
+    for h in result.hops:
+        add(h.from_urn)
+        add(h.urn)
+        edges.append((h.urn, h.from_urn, h) if upstream else (h.from_urn, h.urn, h))
+    return nodes, edges
+
+
+def _clusters(nodes: Iterable[_Node]) -> tuple[dict[str, list[_Node]], list[_Node]]:
+    """The nodes by dataset (in the order first met), and those of no known dataset."""
+    by_ds: dict[str, list[_Node]] = {}
+    loose: list[_Node] = []
+    for n in nodes:
+        if n.dataset is None:
+            loose.append(n)
+        else:
+            by_ds.setdefault(n.dataset, []).append(n)
+    return by_ds, loose
+
+
+def dataset_label(urn: str) -> str:
+    """``name (platform)`` for a dataset URN (``name (platform, DEV)`` outside PROD); anything else as it is."""
+    try:
+        d = DatasetUrn.parse(urn)
+    except FieldgraphError:
+        return urn
+    return f"{d.name} ({d.platform}{'' if d.env == 'PROD' else ', ' + d.env})"
+
+
+def edge_label(edge: Mapping[str, Any]) -> str:
+    """An edge in a few words: its transformation (last part of a class name), then its subtype when that says
+    more, ``indirect``, ``masked``: ``SUM (AGGREGATION)``, ``Identity``, ``HASH (TRANSFORMATION, masked)``."""
+    transformation = str(edge.get("transformation") or "").rsplit(".", 1)[-1]
+    subtype = str(edge.get("subtype") or "")
+    main = transformation or subtype or str(edge.get("kind") or "")
+    extra = [subtype] if subtype and subtype.casefold() != main.casefold() else []
+    extra += [w for w, on in (("indirect", edge.get("kind") == "INDIRECT"), ("masked", edge.get("masking"))) if on]
+    return f"{main} ({', '.join(extra)})" if extra and main else main or ", ".join(extra)
+
+
+def _title(result: LineageResult) -> str:
+    """``upstream of total_revenue in sales.revenue_report (tableau)``."""
+    n = _node_of(result.start)
+    if n.dataset is None:
+        return f"{result.direction} of {result.start}"
+    what = dataset_label(n.dataset)
+    return f"{result.direction} of {what}" if n.path is None else f"{result.direction} of {n.label} in {what}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- Graphviz DOT ----------------------------------------------------------------------------------------------
+
+
+def dot_quote(text: str) -> str:
+    """``text`` as a DOT quoted string: backslashes and quotes escaped, line breaks as ``\\n`` / ``\\r``."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{escaped}"'
+
+
+def _dot_attrs(attrs: Mapping[str, str]) -> str:
+    return "[" + ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items()) + "]"
+
+
+def lineage_dot(result: LineageResult) -> str:
+    """A lineage walk as a Graphviz digraph (``dot -Tsvg lineage.dot > lineage.svg``).
+
+    Node ids are the field URNs (quoted); labels are the fields' simple paths (``items.price``). One
+    ``cluster_<n>`` per dataset. Edges go upstream -> downstream, labelled with :func:`edge_label`; masking
+    edges dashed, indirect ones dotted; placeholders dashed and removed fields greyed, each saying so; the start
+    drawn bold."""
+    nodes, edges = _graph(result)
+    by_ds, loose = _clusters(nodes.values())
+    lines = [
+        "digraph lineage {",
+        f"  // {_one_line(_title(result))}: {len(edges)} edges",
+        *([f"  // partial result: {_one_line(result.reason or '')}"] if result.partial else []),
+        '  graph [rankdir="LR", fontname="Helvetica", label=' + dot_quote(_title(result)) + ', labelloc="t"];',
+        '  node [shape="box", style="rounded", fontname="Helvetica"];',
+        '  edge [fontname="Helvetica", fontsize="10"];',
+    ]
+
+    def node_line(n: _Node, indent: str) -> str:
+        attrs = {"label": n.label + (f"\n({n.state})" if n.state else ""), "tooltip": n.urn}
+        if n.placeholder:
+            attrs.update(style="rounded,dashed", color="gray50", fontcolor="gray50")
+        elif n.removed:
+            attrs.update(style="rounded,filled", fillcolor="gray92", color="gray50", fontcolor="gray40")
+        if n.start:
+            attrs["penwidth"] = "2"
+        return f"{indent}{dot_quote(n.urn)} {_dot_attrs(attrs)};"
+
+    for i, (dataset, members) in enumerate(by_ds.items()):
+        lines += [f"  subgraph cluster_{i} {{",
+                  f"    graph {_dot_attrs({'label': dataset_label(dataset), 'tooltip': dataset, 'style': 'rounded'})};",
+                  *(node_line(n, "    ") for n in members),
+                  "  }"]
+    lines += [node_line(n, "  ") for n in loose]
+    for up, down, h in edges:
+        attrs = {"label": edge_label(h.edge)}
+        if h.edge.get("masking"):
+            attrs.update(style="dashed", color="firebrick")
+        elif h.edge.get("kind") == "INDIRECT":
+            attrs["style"] = "dotted"
+        lines.append(f"  {dot_quote(up)} -> {dot_quote(down)} {_dot_attrs(attrs)};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+# --- Mermaid ---------------------------------------------------------------------------------------------------
+
+
+def mermaid_text(text: str) -> str:
+    """``text`` for a quoted Mermaid label (``["..."]``, ``|"..."|``): quotes, ``#`` and the characters Mermaid
+    reads as markup written as entity codes (``#quot;``, ``#35;``, ...), line breaks as spaces."""
+    return "".join(_MERMAID_ENTITIES.get(ch, ch) for ch in " ".join(text.splitlines()))
+
+
+_MERMAID_ENTITIES = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "`": "#96;"}
+
+
+def lineage_mermaid(result: LineageResult) -> str:
+    """A lineage walk as a Mermaid flowchart (``flowchart LR``), for Markdown that renders Mermaid.
+
+    Fields are ``f0``, ``f1``, ... (the start is ``f0``), datasets ``d0``, ``d1``, ... (subgraphs); labels are
+    quoted and escaped. Edges go upstream -> downstream, ``-->|"label"|``; masking ones drawn dashed."""
+    nodes, edges = _graph(result)
+    by_ds, loose = _clusters(nodes.values())
+    ids = {urn: f"f{i}" for i, urn in enumerate(nodes)}
+    lines = ["flowchart LR",
+             f"  %% {_one_line(_title(result))}: {len(edges)} edges",
+             *([f"  %% partial result: {_one_line(result.reason or '')}"] if result.partial else [])]
+
+    def node_line(n: _Node, indent: str) -> str:
+        return f'{indent}{ids[n.urn]}["{mermaid_text(n.label + (f" ({n.state})" if n.state else ""))}"]'
+
+    for i, (dataset, members) in enumerate(by_ds.items()):
+        lines += [f'  subgraph d{i}["{mermaid_text(dataset_label(dataset))}"]',
+                  *(node_line(n, "    ") for n in members),
+                  "  end"]
+    lines += [node_line(n, "  ") for n in loose]
+    masked: list[int] = []
+    for k, (up, down, h) in enumerate(edges):
+        label = edge_label(h.edge)
+        lines.append(f'  {ids[up]} -->|"{mermaid_text(label)}"| {ids[down]}' if label else
+                     f"  {ids[up]} --> {ids[down]}")
+        if h.edge.get("masking"):
+            masked.append(k)
+    lines += ["  classDef placeholder stroke-dasharray: 5 5,color:#777",
+              "  classDef removed fill:#eee,color:#777",
+              "  classDef start stroke-width:3px"]
+    for state in ("placeholder", "removed"):
+        styled = [ids[n.urn] for n in nodes.values() if n.state == state]
+        if styled:
+            lines.append(f"  class {','.join(styled)} {state}")
+    if result.start in ids:
+        lines.append(f"  class {ids[result.start]} start")
+    if masked:
+        lines.append(f"  linkStyle {','.join(map(str, masked))} stroke-dasharray: 5 5,stroke:#b22222")
+    return "\n".join(lines) + "\n"
+
+
+# --- CSV -------------------------------------------------------------------------------------------------------
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(columns), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: _cell(r.get(k)) for k in columns})
+    return buf.getvalue()
+
+
+def lineage_csv(result: LineageResult) -> str:
+    """A lineage walk as CSV, one row per hop (header: :data:`LINEAGE_COLUMNS`): ``from_urn`` is where the walk
+    came from, ``urn`` the field it reached; booleans ``true``/``false``, missing values empty."""
+    return _csv(LINEAGE_COLUMNS, ({
+        "depth": h.depth, "from_urn": h.from_urn, "urn": h.urn, "dataset": h.datasetUrn, "fieldPath": h.fieldPath,
+        "kind": h.edge.get("kind"), "subtype": h.edge.get("subtype"), "transformation": h.edge.get("transformation"),
+        "masking": bool(h.edge.get("masking")), "source": h.edge.get("source"), "placeholder": bool(h.placeholder),
+        "removed": bool(h.removed)} for h in result.hops))
+
+
+def impact_csv(result: LineageResult, by_dataset: Mapping[str, Sequence[str]]) -> str:
+    """Impact analysis as CSV, one row per impacted field at its shortest depth (header: :data:`IMPACT_COLUMNS`),
+    grouped by dataset in ``by_dataset``'s order."""
+    first: dict[str, Hop] = {}
+    for h in result.hops:
+        if h.urn not in first or h.depth < first[h.urn].depth:
+            first[h.urn] = h
+    order = {d: (i, {p: j for j, p in enumerate(paths)}) for i, (d, paths) in enumerate(by_dataset.items())}
+
+    def key(h: Hop) -> tuple[int, int, int, str]:
+        i, paths = order.get(h.datasetUrn or "?", (len(order), {}))
+        return i, paths.get(h.fieldPath or h.urn, len(paths)), h.depth, h.urn
+
+    return _csv(IMPACT_COLUMNS, ({"dataset": h.datasetUrn, "fieldPath": h.fieldPath, "urn": h.urn, "depth": h.depth}
+                                for h in sorted(first.values(), key=key)))
+
+
+__all__ = ["FORMATS", "IMPACT_COLUMNS", "LINEAGE_COLUMNS", "MEDIA_TYPES", "dataset_label", "dot_quote", "edge_label",
+           "impact_csv", "lineage_csv", "lineage_dot", "lineage_mermaid", "mermaid_text"]
