@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPORT := 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
-.PHONY: install run lint test bench neo4j kafka services clean
+.PHONY: install run lint test bench neo4j kafka services clean explorer
 
 # root installs Debian packages directly; anyone else through sudo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -13,13 +13,25 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
+# The lineage explorer page `fieldgraph serve` serves at /explorer/: esbuild bundles src/ with the locked npm
+# packages into static/ (package data; no CDN at run time).
+EXPLORER := ingest/service/explorer
+
+$(EXPLORER)/node_modules/.package-lock.json: $(EXPLORER)/package-lock.json
+	npm ci --prefix $(EXPLORER) --no-audit --no-fund --loglevel=error
+
+$(EXPLORER)/static/explorer.js: $(EXPLORER)/node_modules/.package-lock.json $(EXPLORER)/build.mjs $(wildcard $(EXPLORER)/src/*)
+	npm run build --prefix $(EXPLORER)
+
+explorer: $(EXPLORER)/static/explorer.js
+
 # The package and its runtime dependencies (enough for `make run`).
-$(VENV)/.installed: pyproject.toml | $(PY)
+$(VENV)/.installed: pyproject.toml | $(PY) $(EXPLORER)/static/explorer.js
 	$(PY) -m pip install --quiet -e .
 	touch $@
 
 # Plus the test extras (DataHub's reference converters, pyspark, the OpenLineage client, ...).
-$(VENV)/.installed-test: pyproject.toml | $(PY)
+$(VENV)/.installed-test: pyproject.toml | $(PY) $(EXPLORER)/static/explorer.js
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@ $(VENV)/.installed
 
@@ -70,4 +82,5 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/cdap.py --graph both
 
 clean:
-	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target
+	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \
+	       $(EXPLORER)/node_modules $(EXPLORER)/static

@@ -14,9 +14,9 @@ one round-trip (and for Neo4j one managed write transaction, retried on transien
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-import threading
 from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
