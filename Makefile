@@ -80,6 +80,8 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 	$(PY) benchmarks/value_checks.py
 	$(PY) benchmarks/cdap.py --graph both
+	$(PY) benchmarks/serve.py
+	$(PY) benchmarks/serve.py --graph neo4j --fields 200000
 
 clean:
 	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \

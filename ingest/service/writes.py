@@ -51,15 +51,8 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     """Decode and write ``events``: ``ok`` when every one was written, else 422 naming the rejected ones (by index,
     with the reason), which go to the rejects file; the others are written."""
     n = next(svc.requests)
-    decoded: list[list[Change]] = []
-    placed: list[int] = []
-    rejected: list[tuple[int, str]] = []
-    for i, obj in enumerate(events):
-        try:
-            decoded.append(decode(obj, f"http:{n}:{i}"))
-            placed.append(i)
-        except FieldgraphError as exc:
-            rejected.append((i, str(exc)))
+    # decoded in a worker thread: the event loop keeps answering meanwhile
+    decoded, placed, rejected = await asyncio.to_thread(_decode, events, decode, n)
     assert svc.writer is not None, "the service is not started"
     try:
         outcome = await asyncio.wait_for(asyncio.wrap_future(svc.writer.submit(decoded)), WRITE_WAIT_S)
@@ -80,6 +73,21 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     return JSONResponse({"error": rejected[0][1] if len(rejected) == 1 else f"{len(rejected)} events were rejected",
                          "kind": "EventError", "rejected": [{"index": i, "error": why} for i, why in rejected],
                          "written": len(events) - len(rejected)}, 422)
+
+
+def _decode(events: Sequence[Any], decode: Decoder, n: int
+            ) -> tuple[list[list[Change]], list[int], list[tuple[int, str]]]:
+    """The changes of each event that decodes, the events' indexes, and (index, reason) of those that do not."""
+    decoded: list[list[Change]] = []
+    placed: list[int] = []
+    rejected: list[tuple[int, str]] = []
+    for i, obj in enumerate(events):
+        try:
+            decoded.append(decode(obj, f"http:{n}:{i}"))
+            placed.append(i)
+        except FieldgraphError as exc:
+            rejected.append((i, str(exc)))
+    return decoded, placed, rejected
 
 
 @router.post("/api/v1/lineage", status_code=201, dependencies=[Depends(writable)])
