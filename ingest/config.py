@@ -125,7 +125,7 @@ class ServeConfig:
     def load(cls, *, token_file: Path | None = None, env: Mapping[str, str] | None = None,
              **flags: Any) -> ServeConfig:
         env = os.environ if env is None else env
-        token = env.get("FIELDGRAPH_SERVE_TOKEN") or None
+        token = (env.get("FIELDGRAPH_SERVE_TOKEN") or "").strip() or None  # as a request's is: no line ends
         if token_file is not None:
             try:
                 token = token_file.read_text(encoding="utf-8").strip()

@@ -51,7 +51,8 @@ def serve_cmd(
         # ours ends the command normally, so the graph is closed (and an embedded server started here stopped)
         previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
-            uvicorn.run(app, host=cfg.host, port=cfg.port, log_config=None, server_header=False)
+            # proxy_headers off: a client on this host could otherwise name any address (X-Forwarded-For)
+            uvicorn.run(app, host=cfg.host, port=cfg.port, log_config=None, server_header=False, proxy_headers=False)
         except _Stopped as stopped:
             log.info("stopped by %s", signal.Signals(stopped.signum).name)
         finally:

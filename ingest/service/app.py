@@ -13,7 +13,6 @@ Errors answer ``{"error": <message>, "kind": <kind>}`` with the status of their 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +23,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, RedirectResponse,
 
 from fieldgraph import __version__
 from fieldgraph.errors import (
+    AmbiguousReferenceError,
     EventError,
     FieldgraphError,
     GraphRefused,
@@ -38,18 +38,18 @@ from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMappi
 
 from . import reads, writes
 from .guard import KINDS, Guard, HttpError
-from .state import Graph, Service, ServiceDep
+from .state import Service, ServiceDep
 from .writer import EventWriter
-
-log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "explorer" / "static"
 
 #: the status of each kind of error, most specific first
 STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (NotFoundError, 404), (EventError, 422), (InputError, 400), (LookupError, 400), (QueryTimeout, 504),
-    (TransientError, 503), (GraphRefused, 422),
+    (NotFoundError, 404), (EventError, 422), (InputError, 400), (AmbiguousReferenceError, 400), (QueryTimeout, 504),
+    (TransientError, 503), (GraphRefused, 400),  # refused on a read: a parameter the store cannot take
 )
+#: the names ``Host`` may give when the service listens on loopback only (no DNS rebinding onto it)
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformMapping = DEFAULT_MAPPING) -> FastAPI:
@@ -67,7 +67,12 @@ def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformM
     app = FastAPI(title="fieldgraph", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="Field-level lineage: the graph's answers, and OpenLineage and DataHub events in.")
     app.state.service = svc
-    app.add_middleware(Guard, metrics=svc.metrics, rate_limit=config.rate_limit, max_body_bytes=config.max_body_bytes)
+    if config.host in LOOPBACK:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
+    app.add_middleware(Guard, metrics=svc.metrics, rate_limit=config.rate_limit, max_body_bytes=config.max_body_bytes,
+                       token=config.token)
     if config.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -94,10 +99,10 @@ _operations = APIRouter(tags=["operations"])
 
 
 @_operations.get("/healthz")
-def health(graph: Graph) -> Response:
-    """200 when the graph answers, else 503."""
-    graph.ping()
-    return JSONResponse({"status": "ok", "graph": graph.store.describe()})
+async def health(svc: ServiceDep) -> Response:
+    """200 when the graph answers, else 503. Asked on its own thread: busy reads do not make it fail."""
+    await asyncio.to_thread(svc.graph.ping)
+    return JSONResponse({"status": "ok", **({} if svc.config.protect_reads else {"graph": svc.graph.store.describe()})})
 
 
 @_operations.get("/metrics")
@@ -129,13 +134,16 @@ async def _bad_parameter(_: Request, exc: Exception) -> Response:
 
 
 def error_response(exc: Exception) -> Response:
-    """``{"error", "kind"}`` with the status of the error's kind (500 for a bug, logged, its text not shown)."""
+    """``{"error", "kind"}`` (and ``message``, ``status``: what DataHub's emitter reads) with the status of the
+    error's kind; a bug answers 500 without its text (the server logs its traceback)."""
+    headers = None
     if isinstance(exc, HttpError):
-        return JSONResponse({"error": str(exc), "kind": KINDS.get(exc.status, "HttpError")}, exc.status,
-                            headers=exc.headers)
-    if not isinstance(exc, FieldgraphError):
-        log.error("request failed", exc_info=exc)
-        return JSONResponse({"error": f"internal error: {type(exc).__name__}", "kind": "InternalError"}, 500)
-    status = next((s for kind, s in STATUS if isinstance(exc, kind)), 500)
-    return JSONResponse({"error": str(exc), "kind": type(exc).__name__}, status,
-                        headers={"Retry-After": "5"} if status == 503 else None)
+        status, kind, message, headers = exc.status, KINDS.get(exc.status, "HttpError"), str(exc), exc.headers
+    elif isinstance(exc, FieldgraphError):
+        status = next((s for k, s in STATUS if isinstance(exc, k)), 500)
+        kind, message = type(exc).__name__, str(exc)
+        headers = {"Retry-After": "5"} if status == 503 else None
+    else:
+        status, kind, message = 500, "InternalError", f"internal error: {type(exc).__name__}"
+    return JSONResponse({"error": message, "message": message, "status": status, "kind": kind}, status,
+                        headers=headers)

@@ -8,12 +8,12 @@ are counted as they are read (:func:`read_body`).
 
 from __future__ import annotations
 
-import gzip
 import hmac
 import json
 import threading
 import time
 import zlib
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -29,6 +29,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: paths the rate limit leaves alone (probes scrape them on a schedule)
 UNLIMITED = ("/healthz", "/metrics")
+#: the methods metrics name (any other is counted as OTHER: a client cannot add label values at will)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
 
 class HttpError(Exception):
@@ -63,37 +65,41 @@ class Metrics:
 
 
 class RateLimit:
-    """A token bucket per client address: ``rate`` requests a second, bursts of ``2 * rate``."""
+    """A token bucket per client address: ``rate`` requests a second, bursts of ``2 * rate``. It remembers the
+    ``MAX_CLIENTS`` most recent clients (a client forgotten comes back with a full bucket)."""
+
+    MAX_CLIENTS = 100_000
 
     def __init__(self, rate: float) -> None:
         self.rate = rate
         self.burst = max(1.0, 2 * rate)
-        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, at)
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (tokens, at)
         self._lock = threading.Lock()
 
     def wait(self, client: str) -> float:
         """0 if ``client`` may go now (and takes a token), else the seconds until it may."""
         now = time.monotonic()
         with self._lock:
-            if len(self._buckets) > 100_000:  # forget idle clients rather than grow without bound
-                self._buckets = {c: b for c, b in self._buckets.items() if now - b[1] < self.burst / self.rate}
-            tokens, at = self._buckets.get(client, (self.burst, now))
+            tokens, at = self._buckets.pop(client, (self.burst, now))
             tokens = min(self.burst, tokens + (now - at) * self.rate)
-            if tokens >= 1:
-                self._buckets[client] = (tokens - 1, now)
-                return 0.0
-            self._buckets[client] = (tokens, now)
-            return (1 - tokens) / self.rate
+            wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+            self._buckets[client] = (tokens - 1 if wait == 0 else tokens, now)
+            if len(self._buckets) > self.MAX_CLIENTS:
+                self._buckets.popitem(last=False)
+            return wait
 
 
 class Guard:
-    """ASGI middleware: rate limit, declared body size, metrics."""
+    """ASGI middleware: rate limit (for requests without the service's token: producers holding it are trusted,
+    and OpenLineage's HTTP transport does not retry a 429), declared body size, metrics."""
 
-    def __init__(self, app: ASGIApp, *, metrics: Metrics, rate_limit: float, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, metrics: Metrics, rate_limit: float, max_body_bytes: int,
+                 token: str | None = None) -> None:
         self.app = app
         self.metrics = metrics
         self.limit = RateLimit(rate_limit) if rate_limit > 0 else None
         self.max_body_bytes = max_body_bytes
+        self.bearer = f"Bearer {token}".encode() if token else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -116,11 +122,18 @@ class Guard:
         finally:
             route = scope.get("route")
             name = getattr(route, "path", None) or ("/explorer" if scope["path"].startswith("/explorer") else "other")
-            self.metrics.requests.labels(name, scope["method"], str(status[0])).inc()
+            method = scope["method"] if scope["method"] in METHODS else "OTHER"
+            self.metrics.requests.labels(name, method, str(status[0])).inc()
             self.metrics.latency.labels(name).observe(time.perf_counter() - started)
 
+    def _trusted(self, scope: Scope) -> bool:
+        if self.bearer is None:
+            return False
+        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
+        return hmac.compare_digest(given.strip(), self.bearer)
+
     def _refusal(self, scope: Scope) -> HttpError | None:
-        if self.limit is not None and scope["path"] not in UNLIMITED:
+        if self.limit is not None and scope["path"] not in UNLIMITED and not self._trusted(scope):
             client = (scope.get("client") or ("?", 0))[0]
             wait = self.limit.wait(client)
             if wait > 0:
@@ -139,7 +152,8 @@ class Guard:
 
 
 async def _answer(send: Send, err: HttpError) -> None:
-    body = json.dumps({"error": str(err), "kind": KINDS.get(err.status, "HttpError")}).encode()
+    body = json.dumps({"error": str(err), "message": str(err), "status": err.status,
+                       "kind": KINDS.get(err.status, "HttpError")}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                *((k.lower().encode(), v.encode()) for k, v in err.headers.items())]
     await send({"type": "http.response.start", "status": err.status, "headers": headers})
@@ -183,10 +197,14 @@ async def read_body(request: Request, limit: int) -> bytes:
     inflater = zlib.decompressobj(wbits=31 if encoding == "gzip" else 15)
     try:
         out = inflater.decompress(body, limit + 1)
-    except (zlib.error, gzip.BadGzipFile) as exc:
+    except zlib.error as exc:
         raise HttpError(400, f"the {encoding} request body cannot be decompressed: {exc}") from None
     if len(out) > limit or inflater.unconsumed_tail:
         raise HttpError(413, f"request body is over the limit of {limit} bytes once decompressed")
+    if not inflater.eof:
+        raise HttpError(400, f"the {encoding} request body is cut short")
+    if inflater.unused_data:
+        raise HttpError(400, f"the {encoding} request body is followed by other bytes")
     return out
 
 

@@ -42,52 +42,57 @@ class EventWriter:
         self._writer = graph.writer(WriteMode.CONCURRENT)
         self._batch_events = batch_events
         self._queue: queue.Queue[_Request | None] = queue.Queue()
+        self._closed = False
         self._thread = threading.Thread(target=self._run, name="fieldgraph-writer", daemon=True)
         self._thread.start()
 
     def submit(self, events: Sequence[Sequence[Change]]) -> Future[list[str | None]]:
-        """Write ``events`` (each a list of changes); the future holds, per event, None or the refusal."""
+        """Write ``events`` (each a list of changes); the future holds, per event, None or the refusal. A caller
+        that stops waiting cancels it: if the writer has not taken it yet, it is not written."""
         req = _Request(events)
-        if not events:
+        if self._closed:
+            req.outcome.set_exception(TransientError("the service is stopping: send the events again"))
+        elif not events:
             req.outcome.set_result([])
         else:
             self._queue.put(req)
         return req.outcome
 
     def close(self) -> None:
+        """Write what was submitted, then stop (waiting at most 30 s)."""
+        self._closed = True
         self._queue.put(None)
         self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch = [first]
-            size = len(first.events)
-            while size < self._batch_events:
+        stopping = False
+        while not stopping:
+            batch: list[_Request] = []
+            size = 0
+            nxt = self._queue.get()
+            while nxt is not None:
+                if nxt.outcome.set_running_or_notify_cancel():  # False: its caller gave up waiting
+                    batch.append(nxt)
+                    size += len(nxt.events)
+                if size >= self._batch_events:
+                    break
                 try:
                     nxt = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if nxt is None:  # closing: write what came before it, then stop
-                    self._write(batch)
-                    return
-                batch.append(nxt)
-                size += len(nxt.events)
-            self._write(batch)
+            stopping = nxt is None
+            if batch:
+                self._write(batch)
 
     def _write(self, batch: list[_Request]) -> None:
         events = [e for req in batch for e in req.events]
         try:
             refused = self._write_retrying(events)
-        except FieldgraphError as exc:  # transient (write_each keeps permanent refusals to their events)
-            log.warning("graph write of %d events failed: %s", len(events), exc)
-            for req in batch:
-                req.outcome.set_exception(exc)
-            return
-        except Exception as exc:  # a bug: every caller hears of it, the thread goes on
-            log.exception("graph write of %d events failed", len(events))
+        except Exception as exc:  # transient (write_each keeps permanent refusals to their events), or a bug
+            if isinstance(exc, FieldgraphError):
+                log.warning("graph write of %d events failed: %s", len(events), exc)
+            else:
+                log.exception("graph write of %d events failed", len(events))
             for req in batch:
                 req.outcome.set_exception(exc)
             return

@@ -34,8 +34,9 @@ from .state import Service, ServiceDep, readable, writable
 
 log = logging.getLogger(__name__)
 
-#: how long a write request waits for the graph before answering 503
-WRITE_WAIT_S = 120.0
+#: how long a write request waits for the graph before answering 503 (a write not started by then is dropped; the
+#: producer sends it again)
+WRITE_WAIT_S = 30.0
 
 Decoder = Callable[[Any, str], list[Change]]
 
@@ -43,7 +44,8 @@ router = APIRouter(tags=["writes"])
 
 
 async def _body(request: Request, svc: Service, what: str) -> Any:
-    return parse_json(await read_body(request, svc.config.max_body_bytes), what)
+    """The request's JSON, parsed in a worker thread (a body may be megabytes: the event loop keeps answering)."""
+    return await asyncio.to_thread(parse_json, await read_body(request, svc.config.max_body_bytes), what)
 
 
 async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode: Decoder, endpoint: str,
@@ -67,11 +69,13 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     if not rejected:
         return JSONResponse(ok, status)
     where = f"{request.method} {request.url.path}"
-    write_rejects(svc.config.rejects, [Reject(where, n, why, events[i]) for i, why in rejected])
+    rejects = [Reject(where, n, why, events[i]) for i, why in rejected]
+    await asyncio.to_thread(write_rejects, svc.config.rejects, rejects)
     for i, why in rejected:
         log.warning("rejected event %d of request %d to %s: %s", i, n, where, why)
-    return JSONResponse({"error": rejected[0][1] if len(rejected) == 1 else f"{len(rejected)} events were rejected",
-                         "kind": "EventError", "rejected": [{"index": i, "error": why} for i, why in rejected],
+    error = rejected[0][1] if len(rejected) == 1 else f"{len(rejected)} events were rejected"
+    return JSONResponse({"error": error, "message": error, "status": 422, "kind": "EventError",
+                         "rejected": [{"index": i, "error": why} for i, why in rejected],
                          "written": len(events) - len(rejected)}, 422)
 
 
@@ -134,9 +138,10 @@ async def events(request: Request, svc: ServiceDep) -> Response:
 
 @router.get("/config", dependencies=[Depends(readable)])
 def gms_config() -> Response:
-    """What DataHub's REST emitter asks GMS before it sends (``noCode``: MCPs are taken)."""
+    """What DataHub's REST emitter asks GMS before it sends: ``noCode`` (MCPs are taken) and a version below 1.0.1,
+    so the emitter keeps to the ``/aspects`` endpoints (newer servers get OpenAPI ones fieldgraph does not serve)."""
     return JSONResponse({"noCode": "true", "statefulIngestionCapable": False,
-                         "versions": {"acryldata/datahub": {"version": f"fieldgraph-{__version__}"}}})
+                         "versions": {"acryldata/datahub": {"version": f"v0.0.0-fieldgraph-{__version__}"}}})
 
 
 def _datahub_event(obj: Any, origin: str) -> list[Change]:
