@@ -14,7 +14,6 @@ import json
 import os
 import select
 import shutil
-import socket
 import struct
 import subprocess
 import sys
@@ -35,6 +34,7 @@ from fieldgraph.graph.plan import field_urn
 from fieldgraph.normalizers.urns import DatasetUrn
 
 from .conftest import ds, example_changes, ingest, lineage_event, schema_event
+from .services import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -105,11 +105,6 @@ def explorer() -> Iterator[Explorer]:
     yield driver
     driver.close()
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager

@@ -10,7 +10,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -37,6 +36,7 @@ from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.service import create_app
 
 from .conftest import ds, example_changes, schema_event
+from .services import free_port
 from .test_readme import _in_order as in_order
 
 pytestmark = pytest.mark.integration
@@ -49,11 +49,6 @@ TOTAL = field_urn(REPORT, "total_revenue")
 REVENUE = field_urn(DAILY, "revenue")
 PG = "postgres://db:5432"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
