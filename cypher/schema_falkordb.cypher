@@ -5,3 +5,4 @@ CREATE INDEX FOR (f:DatasetField) ON (f.urn);
 CREATE INDEX FOR (f:DatasetField) ON (f.placeholder);
 CREATE INDEX FOR (r:JobRun) ON (r.run);
 CREATE INDEX FOR (o:FieldOperations) ON (o.checksum);
+CREATE INDEX FOR (q:Query) ON (q.urn);

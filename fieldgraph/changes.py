@@ -9,6 +9,10 @@ the graph (``fieldgraph.graph``) plans and writes them. Nothing below the source
   (DataHub ``upstreamLineage``, the RFC's ``datasetUpstreamLineage``); it replaces the previous one;
 - :class:`JobLineageChange`: the edges one job run observed into a dataset (CDAP field operations,
   OpenLineage column lineage); additive, kept per job with first and last seen times;
+- :class:`SqlChange`: a SQL statement that wrote a dataset; the graph derives its field lineage against the
+  schemas it holds (:mod:`fieldgraph.sqllineage`) and writes it as a :class:`JobLineageChange`;
+- :class:`QueryChange`: a DataHub query entity's statement, joined in the graph to the lineage aspects
+  that name the query without field lineage;
 - :class:`AspectDelete` and :class:`DatasetDelete`.
 
 Every change carries ``dataset`` (a canonical dataset URN), ``ts`` (ms; orders changes of one aspect)
@@ -29,6 +33,7 @@ from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField
 
 SCHEMA_METADATA: Literal["schemaMetadata"] = "schemaMetadata"
+QUERY_PROPERTIES: Literal["queryProperties"] = "queryProperties"
 UPSTREAM_LINEAGE: Literal["upstreamLineage"] = "upstreamLineage"
 DATASET_UPSTREAM_LINEAGE: Literal["datasetUpstreamLineage"] = "datasetUpstreamLineage"
 JOB_LINEAGE: Literal["jobLineage"] = "jobLineage"
@@ -156,7 +161,9 @@ class SchemaChange:
 @dataclass(frozen=True, slots=True)
 class LineageChange:
     """The whole set of a dataset's incoming edges from one lineage ``aspect``; the newest (``ts``) replaces
-    the rest. ``fields`` are downstream fields the aspect names (also those without an edge)."""
+    the rest. ``fields`` are downstream fields the aspect names (also those without an edge). ``queries``:
+    the queries (``urn:li:query:...``) the aspect says made the dataset from some of its upstreams (their
+    dataset URNs) without giving field lineage for them: the graph derives it from each query's statement."""
 
     dataset: str
     aspect: LineageAspect
@@ -165,6 +172,7 @@ class LineageChange:
     fields: tuple[str, ...] = ()
     ts: int = 0
     origin: str = ""
+    queries: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +210,46 @@ class JobLineageChange:
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
+@dataclass(frozen=True, slots=True)
+class SqlChange:
+    """A SQL ``statement`` (one, in ``dialect``) that wrote ``dataset``, run by ``job`` at ``ts``. The graph
+    derives its field lineage against the schemas it holds when the change is written (``SELECT *`` and
+    unqualified names need them) and writes it as ``job``'s lineage (:class:`JobLineageChange`, format
+    ``sql``). ``tables``: each table name the statement reads (as :func:`fieldgraph.sqllineage.table_key`
+    writes it) -> its dataset URN; ``target``: the statement's name for ``dataset`` (empty: a SELECT
+    whose results ``dataset`` holds); ``query``: what edges record as their query (default: the statement);
+    ``strict``: a statement that cannot be derived refuses the change (else it is logged and left out: the
+    lineage of a DataHub query joined to an aspect that was sent without it)."""
+
+    dataset: str
+    job: str
+    statement: str
+    dialect: str | None = None
+    tables: tuple[tuple[str, str], ...] = ()
+    target: str = ""
+    run: str | None = None
+    query: str | None = None
+    ts: int = 0
+    origin: str = ""
+    strict: bool = True
+    aspect: ClassVar[AspectName] = JOB_LINEAGE
+
+
+@dataclass(frozen=True, slots=True)
+class QueryChange:
+    """A DataHub query entity's SQL (``queryProperties.statement``), kept in the graph (a ``Query`` node) so
+    that the lineage of every dataset whose lineage aspect names the query without field lineage
+    (:attr:`LineageChange.queries`) is derived from it, whichever of the two arrives first. ``dataset``
+    is the query's URN (it keys the change as a dataset URN keys the others)."""
+
+    dataset: str
+    statement: str
+    language: str = "SQL"
+    ts: int = 0
+    origin: str = ""
+    aspect: ClassVar[str] = QUERY_PROPERTIES
+
+
 #: the stamp of a delete that has none of its own (DataHub's ``MetadataChangeProposalWrapper`` sends DELETEs
 #: without ``systemMetadata``): it is applied in arrival order, as newer than what the store holds when it
 #: arrives and than the changes of its aspect that came before it (the planner gives it that stamp)
@@ -231,16 +279,20 @@ class DatasetDelete:
         return tuple(AspectDelete(self.dataset, a, self.ts, self.origin) for a in ASPECTS)
 
 
-Change: TypeAlias = SchemaChange | LineageChange | JobLineageChange | AspectDelete | DatasetDelete
+Change: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange | AspectDelete
+                     | DatasetDelete)
 
 
 def references(change: Change) -> list[str]:
     """The upstream references of a change (field URNs, dataset URNs of dataset edges)."""
     match change:
-        case LineageChange(edges=edges, dataset_edges=dataset_edges):
-            return [e.upstream for e in edges] + [e.upstream for e in dataset_edges]
+        case LineageChange(edges=edges, dataset_edges=dataset_edges, queries=queries):
+            return [e.upstream for e in edges] + [e.upstream for e in dataset_edges] + \
+                [u for _, ups in queries for u in ups]
         case JobLineageChange(edges=edges, reads=reads, dropped=dropped):
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
+        case SqlChange(tables=tables):
+            return [urn for _, urn in tables]
         case _:
             return []
 
@@ -248,6 +300,6 @@ def references(change: Change) -> list[str]:
 __all__ = [
     "ASPECTS", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE", "DIRECT", "DatasetDelete",
     "EdgeKind", "EdgeProps", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange", "LINEAGE_ASPECTS",
-    "LineageAspect", "LineageChange", "RunOperations", "SCHEMA_METADATA", "SchemaChange", "UNSTAMPED",
-    "UPSTREAM_LINEAGE", "carries_metadata", "operation_subtype", "references",
+    "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations", "SCHEMA_METADATA",
+    "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata", "operation_subtype", "references",
 ]

@@ -9,7 +9,8 @@
     │   ├── UrnError                     a malformed dataset or field URN
     │   ├── EventError                   a change event that cannot be read (place in the event, reason)
     │   │   ├── MessageDecodeError       a Kafka message value that is not JSON or Avro (kind)
-    │   │   └── CdapLineageError         CDAP operations that are not an operation graph
+    │   │   ├── CdapLineageError         CDAP operations that are not an operation graph
+    │   │   └── SqlError                 SQL that cannot be parsed (line, column) or derived
     │   └── ConfigError                  a bad setting: flag, environment, config file, --graph URI
     │       ├── GraphURIError
     │       └── MissingExtraError        a part of fieldgraph whose optional dependencies are not installed
@@ -113,6 +114,10 @@ class CdapLineageError(EventError):
     """The operations of a CDAP field lineage event are not a valid operation graph."""
 
 
+class SqlError(EventError):
+    """A SQL text that cannot be read or derived: where (the statement, its line and column) and sqlglot's reason."""
+
+
 class ConfigError(InputError):
     """A setting fieldgraph cannot use (flag, environment variable, config file): names it and says why."""
 
@@ -202,5 +207,5 @@ __all__ = [
     "AmbiguousReferenceError", "CdapLineageError", "ConfigError", "EmitError", "EventError", "FieldPathError",
     "FieldgraphError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable", "InputError",
     "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError",
-    "SourceUnavailable", "TransientError", "UrnError", "WorkerError", "require",
+    "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require",
 ]

@@ -23,8 +23,9 @@ from fieldgraph.normalizers.urns import DatasetUrn
 from . import cypher as cy
 from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from .history import STATE_PROPS
-from .plan import DatasetState, Plan, field_urn, resolve_reference, simple_ref
+from .plan import DatasetState, Plan, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .runs import RunLineage
+from .sql import Derived, derive_each
 from .store import GraphStore, open_store
 from .write import WriteMode, Writer, chunks, gc_paused
 
@@ -154,6 +155,11 @@ class LineageGraph:
                 if progress:
                     progress(n)
         return report
+
+    def derive_sql(self, changes: Sequence[Change]) -> list[Change | Derived]:
+        """What writing ``changes`` would make of their SQL changes (no writes): each as a :class:`Derived`
+        (its job lineage and the names it could not place), against the schemas the graph holds."""
+        return derive_each(changes, self.read_state(datasets_to_read(changes)))
 
     # ---- naming things ----
 

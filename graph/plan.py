@@ -52,6 +52,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageAspect,
     LineageChange,
+    QueryChange,
     RunOperations,
     SchemaChange,
     references,
@@ -96,6 +97,8 @@ class FieldState:
     schemaVersion: int = -1
     schemaTs: int = -1
     refPath: str | None = None
+    #: the field's place in its schema (None: written before positions were kept)
+    position: int | None = None
 
 
 @dataclass(slots=True)
@@ -112,16 +115,16 @@ class DatasetState:
     @classmethod
     def from_compact(cls, row: Sequence[Any]) -> DatasetState:
         """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
-        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath], ...], schemaTimes,
+        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath, position], ...], schemaTimes,
         upstreamLineageTimes, datasetUpstreamLineageTimes, jobLineageDeletes]`` (``read_state.cypher``)."""
         urn, placeholder, version, ts, ul, dul, fields, *times = row
         out = cls(urn, bool(placeholder), _int(version), _int(ts),
                   {a: _int(v) for a, v in ((UPSTREAM_LINEAGE, ul), (DATASET_UPSTREAM_LINEAGE, dul)) if v is not None})
         into = out.fields
-        for furn, path, ph, removed, fversion, fts, ref in fields:
+        for furn, path, ph, removed, fversion, fts, ref, *position in fields:
             if furn is not None:
                 into[furn] = FieldState(furn, path, ph is True, removed is True, -1 if fversion is None else fversion,
-                                        -1 if fts is None else fts, ref)
+                                        -1 if fts is None else fts, ref, position[0] if position else None)
         for aspect, ts_list in zip(TIMES_PROP, times, strict=False):
             if ts_list:
                 out.times[aspect] = sorted(int(t) for t in ts_list)
@@ -183,6 +186,8 @@ STEP_ORDER = (
     # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
     "close_lineage", "clear_lineage", "clear_job_lineage",
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
+    # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
+    "upsert_queries", "unlink_lineage_queries", "link_lineage_queries",
     # job runs (CDAP): each run, its operations stored once per checksum, the datasets it read and wrote
     "clear_job_runs", "merge_job_runs", "link_run_sources", "link_run_destinations",
     "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
@@ -214,6 +219,8 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
     """The datasets whose state :func:`plan_changes` needs: every dataset a change names or references."""
     urns: dict[str, None] = {}
     for c in changes:
+        if isinstance(c, QueryChange):
+            continue
         urns[c.dataset] = None
         for ref in references(c):
             urns[_dataset_of(ref)] = None
@@ -340,6 +347,7 @@ class _Groups:
     schemas: dict[str, list[SchemaChange | AspectDelete]] = field(default_factory=dict)
     lineage: dict[tuple[str, LineageAspect], list[LineageChange | AspectDelete]] = field(default_factory=dict)
     jobs: dict[str, list[JobLineageChange | AspectDelete]] = field(default_factory=dict)
+    queries: list[QueryChange] = field(default_factory=list)
 
     @classmethod
     def of(cls, changes: Sequence[Change], state: Mapping[str, DatasetState]) -> _Groups:
@@ -356,6 +364,8 @@ class _Groups:
                     case LineageChange(aspect=aspect) | AspectDelete(aspect=("upstreamLineage" as aspect)) | \
                             AspectDelete(aspect=("datasetUpstreamLineage" as aspect)):
                         g.lineage.setdefault((x.dataset, aspect), []).append(x)
+                    case QueryChange():
+                        g.queries.append(x)
         empty = DatasetState("")
         for urn, schemas in g.schemas.items():
             st = state.get(urn, empty)
@@ -429,6 +439,8 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
         planner.lineage(urn, aspect, lineage)
     for urn, jobs in groups.jobs.items():
         planner.job_lineage(urn, jobs)
+    planner.rows["upsert_queries"].extend(
+        {"urn": q.dataset, "statement": q.statement, "language": q.language, "ts": q.ts} for q in groups.queries)
     return planner.finish()
 
 
@@ -549,7 +561,7 @@ class _Planner:
         written: dict[str, dict[str, Any]] = {}
         for c in schemas:
             version, ts = key(c)
-            for f in c.fields:
+            for position, f in enumerate(c.fields):
                 furn = field_urn(urn, f.fieldPath)
                 prev = fields_now.get(furn)
                 if prev is not None and not prev.placeholder and (prev.schemaVersion, prev.schemaTs) > (version, ts):
@@ -557,9 +569,10 @@ class _Planner:
                 props = self._field_props(urn, c, f)
                 props.update(placeholder=False, ambiguous=False, candidates=None, refPath=None,
                              removed=furn not in current, schemaVersion=version, schemaTs=ts,
-                             stateKey=state_key(props))
+                             stateKey=state_key(props), position=position)
                 written[furn] = {"datasetUrn": urn, "urn": furn, "at": c.ts, "props": props}
-                fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts)
+                fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts,
+                                              position=position)
         self.rows["upsert_fields"].extend(written.values())
         if archive:
             self.rows["archive_field_states"].extend(
@@ -676,6 +689,7 @@ class _Planner:
         self.dataset_row(urn)
         if _lineage_appends(group, st, aspect):
             c = group[0]
+            self._lineage_queries(urn, c)
             facts = self._facts(c) if isinstance(c, LineageChange) else []
             self.counts["lineage_deletes" if isinstance(c, AspectDelete) else "lineages"] += 1
             self.rows["close_lineage"].append(
@@ -691,6 +705,7 @@ class _Planner:
         newest = max(versions, key=lambda v: (v.ts, v.order))
         if newest.order >= 0:
             self.counts["lineage_deletes" if isinstance(group[newest.order], AspectDelete) else "lineages"] += 1
+            self._lineage_queries(urn, group[newest.order])
         self.counts["superseded"] += len(group) - (newest.order >= 0)
         self.rows["clear_lineage"].append({"datasetUrn": urn, "source": aspect})
         for span in replay_lineage(versions):
@@ -699,6 +714,15 @@ class _Planner:
             else:
                 self._past_edge(span)
         self._lineage_times(urn, aspect, [v.ts for v in versions])
+
+    def _lineage_queries(self, urn: str, present: LineageChange | AspectDelete) -> None:
+        """The queries the present version of ``upstreamLineage`` names without field lineage replace the old."""
+        if present.aspect != UPSTREAM_LINEAGE:
+            return
+        self.rows["unlink_lineage_queries"].append({"datasetUrn": urn})
+        if isinstance(present, LineageChange):
+            self.rows["link_lineage_queries"].extend(
+                {"datasetUrn": urn, "query": q, "upstreams": list(ups)} for q, ups in present.queries)
 
     def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
         self._add_times(urn, aspect, times)

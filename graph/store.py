@@ -174,7 +174,7 @@ class FalkorStore(GraphStore):
                 self.run(stmt, write=True)
         have = self._constraints()
         created = False
-        for label in ("Dataset", "DatasetField"):
+        for label in ("Dataset", "DatasetField", "Query"):
             if (label, ("urn",)) not in have:
                 created = True
                 try:

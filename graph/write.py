@@ -30,7 +30,16 @@ from contextlib import contextmanager
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, Change, JobLineageChange, LineageChange, SchemaChange
+from fieldgraph.changes import (
+    SCHEMA_METADATA,
+    AspectDelete,
+    Change,
+    JobLineageChange,
+    LineageChange,
+    QueryChange,
+    SchemaChange,
+    SqlChange,
+)
 from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
 
 from . import cypher as cy
@@ -45,6 +54,7 @@ from .plan import (
     plan_changes,
     plan_placeholder_resolution,
 )
+from .sql import StoredQuery, derive_sql, queries_named, query_lineage
 from .store import GraphStore
 
 log = logging.getLogger("fieldgraph.graph")
@@ -86,6 +96,15 @@ class Writer:
                 out[st.urn] = st
         return out
 
+    def read_queries(self, urns: Sequence[str]) -> dict[str, StoredQuery]:
+        """The stored DataHub queries among ``urns``, with the datasets whose lineage names them."""
+        out: dict[str, StoredQuery] = {}
+        for batch in chunks(urns, READ_CHUNK):
+            for r in self.store.run_named("read_queries", {"urns": batch}):
+                datasets = tuple((d, tuple(ups or ())) for d, ups in (x for x in r["datasets"] or [] if x))
+                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"], datasets)
+        return out
+
     def read_history(self, need: HistoryRequest) -> History:
         """The stored timelines of the aspects ``need`` names (see :class:`fieldgraph.graph.plan.History`)."""
         out = History()
@@ -104,9 +123,15 @@ class Writer:
         return out
 
     def plan(self, changes: Sequence[Change]) -> Plan:
-        """Read the state (and the history) the batch needs and plan it (no writes)."""
+        """Read the state (and the history) the batch needs and plan it (no writes). SQL changes become the
+        job lineage they amount to against the schemas read (:mod:`fieldgraph.graph.sql`)."""
         check_values(changes)
+        named = queries_named(changes)
+        if named:
+            changes = [*changes, *query_lineage(changes, self.read_queries(named))]
         state = self.read_state(datasets_to_read(changes))
+        changes = derive_sql(changes, state)
+        check_values(changes)
         return plan_changes(changes, state, self.read_history(history_needed(changes, state)))
 
     def write(self, changes: Sequence[Change]) -> Plan:
@@ -252,6 +277,10 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
                       p.description, p.operation_set, *p.transformations)
             ints += (p.run_time, p.created_at)
             floats.append(p.confidence)
+    elif isinstance(c, SqlChange):
+        texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
+    elif isinstance(c, QueryChange):
+        texts += (c.statement, c.language)
     return texts, ints, floats
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from fieldgraph.changes import (
+    QUERY_PROPERTIES,
     SCHEMA_METADATA,
     UNSTAMPED,
     AspectDelete,
@@ -51,7 +52,9 @@ from fieldgraph.changes import (
     DatasetDelete,
     JobLineageChange,
     LineageChange,
+    QueryChange,
     SchemaChange,
+    SqlChange,
 )
 from fieldgraph.errors import InputError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
@@ -64,6 +67,8 @@ from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMappi
 FORMATS = ("json", "jsonl", "avro", "parquet")
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
 DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
+#: the aspects written before any lineage (what lineage resolves against: schemas, the statements of queries)
+FIRST_STAGE = (SCHEMA_METADATA, QUERY_PROPERTIES)
 #: datasets planned and written per graph round trip in the executors
 DATASETS_PER_CHUNK = 500
 
@@ -210,7 +215,8 @@ _COUNT = "\x00count"
 _REJECT = "\x00reject"
 
 
-def _expand(c: Change) -> Sequence[SchemaChange | LineageChange | JobLineageChange | AspectDelete]:
+def _expand(c: Change) -> Sequence[SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange
+                                   | AspectDelete]:
     """A whole-dataset delete as deletes of each aspect (what the planner does)."""
     return c.aspects() if isinstance(c, DatasetDelete) else (c,)
 
@@ -481,9 +487,9 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 spark.createDataFrame(rej, "value string").coalesce(1).write.mode("append").text(opts.rejects)
                 report.rejects_path = opts.rejects
 
-            prog.set_phase("2/3 writing schemas (datasets, fields)")
+            prog.set_phase("2/3 writing schemas (datasets, fields) and queries")
             changes = reduced.filter(lambda kv: kv[1].kind == CHANGES)
-            schemas = changes.filter(lambda kv: kv[0][1] == SCHEMA_METADATA) \
+            schemas = changes.filter(lambda kv: kv[0][1] in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
             for c in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
                 report.schema_counts.update(c)
@@ -491,7 +497,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 g.writer().cleanup_placeholders()
 
             prog.set_phase("3/3 resolving and writing lineage")
-            lineage = changes.filter(lambda kv: kv[0][1] != SCHEMA_METADATA) \
+            lineage = changes.filter(lambda kv: kv[0][1] not in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], kv[1].payload)).partitionBy(parts) \
                 .mapValues(pickle.loads)
             for c in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():

@@ -21,8 +21,9 @@ ALLOWED = {
     "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.normalizers"},
     "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers"},
     "fieldgraph.fieldops": {"fieldgraph.errors"},
+    "fieldgraph.sqllineage": {"fieldgraph.errors"},
     "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",
-                         "fieldgraph.graph"},
+                         "fieldgraph.sqllineage", "fieldgraph.graph"},
 }
 _CYPHER = re.compile(r"\b(MATCH|MERGE|UNWIND|DETACH DELETE|CREATE)\b\s*[(\[$]")
 

@@ -5,7 +5,9 @@ One dispatch, :func:`decode_event`, reads one JSON event of any source fieldgrap
 - DataHub (``datahub.py``): MCP, MCL, MCE, MAE with ``schemaMetadata``, ``upstreamLineage`` and the
   RFC's ``datasetUpstreamLineage``;
 - CDAP field lineage (``cdap.py``): a program run's field operations;
-- OpenLineage (``openlineage.py``): run, job and dataset events with schema and column lineage facets.
+- OpenLineage (``openlineage.py``): run, job and dataset events with schema and column lineage facets
+  (and, where an output has no column lineage, the job's ``sql`` facet);
+- SQL (``sql.py``): statements whose lineage the graph derives against the schemas it holds.
 
 Bad input raises :class:`fieldgraph.errors.EventError` naming the place in the event and what is wrong.
 """
@@ -20,6 +22,7 @@ from fieldgraph.errors import EventError
 from .cdap import decode_cdap_event
 from .datahub import decode_datahub_event, is_datahub_event
 from .openlineage import DEFAULT_MAPPING, PlatformMapping, decode_openlineage_event
+from .sql import decode_sql_event, is_sql_event
 
 
 def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEFAULT_MAPPING) -> list[Change]:
@@ -29,13 +32,15 @@ def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEF
         raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
     if is_datahub_event(obj):
         return decode_datahub_event(obj, origin)
+    if is_sql_event(obj):
+        return decode_sql_event(obj, origin)
     if "operations" in obj or "stages" in obj:
         return decode_cdap_event(obj, origin)
     if "eventTime" in obj and ("job" in obj or "dataset" in obj or "run" in obj):
         return decode_openlineage_event(obj, origin, platforms)
     raise EventError("not a DataHub change event (nor CDAP or OpenLineage): expected entityType/changeType (MCP, MCL), "
                      "proposedSnapshot/newSnapshot (MCE, MAE), operations or stages (CDAP field lineage) or "
-                     "eventTime with job/run/dataset (OpenLineage)")
+                     "eventTime with job/run/dataset (OpenLineage) or sql (a SQL event)")
 
 
 def unused_reason(obj: Any) -> str:

@@ -12,7 +12,11 @@ Envelopes, as they travel on Kafka in JSON:
 
 Aspects: ``schemaMetadata`` -> :class:`SchemaChange`; ``upstreamLineage`` (``fineGrainedLineages``) and
 the RFC's ``datasetUpstreamLineage`` (``fieldMappings``) -> :class:`LineageChange`; DELETEs ->
-:class:`AspectDelete` / :class:`DatasetDelete`. Anything wrong raises :class:`EventError` naming the place.
+:class:`AspectDelete` / :class:`DatasetDelete`. Query entities' ``queryProperties`` (the statement) ->
+:class:`QueryChange`: an upstream of ``upstreamLineage`` made by a ``query`` for which the aspect gives no
+field lineage (no fine-grained lineage names the query or reads that upstream) gets the lineage the graph
+derives from the query's statement (:attr:`LineageChange.queries`). Anything wrong raises
+:class:`EventError` naming the place.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
+    QUERY_PROPERTIES,
     SCHEMA_METADATA,
     UNSTAMPED,
     UPSTREAM_LINEAGE,
@@ -34,6 +39,7 @@ from fieldgraph.changes import (
     EdgeProps,
     FieldEdge,
     LineageChange,
+    QueryChange,
     SchemaChange,
     operation_subtype,
 )
@@ -282,6 +288,7 @@ class FineGrainedLineage(_Open):
 class Upstream(_Open):
     dataset: str
     type: str = "TRANSFORMED"
+    query: str | None = None
 
 
 class UpstreamLineage(_Open):
@@ -314,6 +321,19 @@ class DatasetFieldMapping(_Open):
 
 class DatasetUpstreamLineage(_Open):
     fieldMappings: list[DatasetFieldMapping]
+
+
+class QueryStatement(_Open):
+    value: str
+    language: str = "SQL"
+
+
+class QueryProperties(_Open):
+    """A query entity's ``queryProperties``: the statement, and when it was made or last changed."""
+
+    statement: QueryStatement
+    created: AuditStamp | None = None
+    lastModified: AuditStamp | None = None
 
 
 ASPECT_MODELS: dict[str, type[BaseModel]] = {
@@ -385,6 +405,8 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
         ev = model.model_validate(obj)
     except ValidationError as exc:
         raise EventError(_format_validation(exc, "")) from None
+    if ev.entityType == "query":
+        return _query(ev, origin)
     if ev.entityType != "dataset":
         return []
     if not ev.entityUrn:
@@ -413,6 +435,23 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
     check_lineage_refs(urn, aspect, where=where)
     ts = _ts(sysmeta.get("lastObserved"), created, *_aspect_times(aspect))
     return [to_change(urn, aspect, ts, origin, where)]
+
+
+def _query(ev: MetadataChangeProposal, origin: str) -> list[Change]:
+    """A query entity's ``queryProperties`` UPSERT (other aspects and changes of queries: nothing)."""
+    if ev.aspectName != QUERY_PROPERTIES or ev.changeType not in (ChangeType.UPSERT, ChangeType.CREATE) \
+            or ev.aspect is None:
+        return []
+    if not ev.entityUrn or not ev.entityUrn.startswith("urn:li:query:"):
+        raise EventError(f"a query entity's URN starts with urn:li:query:, got {ev.entityUrn!r}", where="entityUrn")
+    where = f"aspect.{'value' if ev.aspect.value is not None else 'json'}({QUERY_PROPERTIES})"
+    try:
+        props = QueryProperties.model_validate(ev.aspect.parsed("aspect"))
+    except ValidationError as exc:
+        raise EventError(_format_validation(exc, where)) from None
+    stamps = [s.time if s else None for s in (props.lastModified, props.created)]
+    ts = _ts((ev.systemMetadata or {}).get("lastObserved"), *stamps)
+    return [QueryChange(ev.entityUrn, props.statement.value, props.statement.language.upper(), ts, origin)]
 
 
 def _aspect_times(aspect: Aspect) -> list[Any]:
@@ -482,7 +521,27 @@ def _upstream_lineage(urn: str, aspect: UpstreamLineage, ts: int, origin: str) -
         fields.extend(fg.downstreams)
         into = dataset_edges if fg.upstreamType == "DATASET" else edges
         into.extend(FieldEdge(d, u, props) for d in fg.downstreams for u in fg.upstreams)
-    return LineageChange(urn, UPSTREAM_LINEAGE, tuple(edges), tuple(dataset_edges), tuple(fields), ts, origin)
+    return LineageChange(urn, UPSTREAM_LINEAGE, tuple(edges), tuple(dataset_edges), tuple(fields), ts, origin,
+                         _underived_queries(aspect))
+
+
+def _underived_queries(aspect: UpstreamLineage) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(query, its upstream datasets) for the upstreams made by a query the aspect gives no field lineage for."""
+    fgs = aspect.fineGrainedLineages or []
+    named = {fg.query for fg in fgs if fg.query}
+    read = {u if fg.upstreamType == "DATASET" else _field_dataset(u) for fg in fgs for u in fg.upstreams}
+    out: dict[str, list[str]] = {}
+    for up in aspect.upstreams:
+        if up.query and up.query not in named:
+            out.setdefault(up.query, []).append(_canonical_dataset(up.dataset, "upstreams.dataset"))
+    return tuple((q, tuple(ups)) for q, ups in out.items() if not read & set(ups))
+
+
+def _field_dataset(ref: str) -> str:
+    try:
+        return str(FieldUrn.parse(ref).dataset)
+    except UrnError:
+        return ""
 
 
 def _dataset_upstream_lineage(urn: str, aspect: DatasetUpstreamLineage, ts: int, origin: str) -> LineageChange:

@@ -14,6 +14,12 @@ Read, per dataset of ``inputs``/``outputs`` (or ``dataset`` of a DatasetEvent):
   change for the output dataset. Dataset-wide inputs (``dataset``, ``lineage.inputs`` with a
   ``field``) are INDIRECT edges from every field of the output dataset the event names.
 
+An output with no column lineage (no ``columnLineage`` nor ``lineage`` facet, in this event) whose job
+has a ``sql`` facet gets the lineage the graph derives from that SQL (:mod:`fieldgraph.sqllineage`,
+the facet's ``dialect`` or the output's platform): the statement that writes the output (by name), or
+the only one; table names map to the event's input datasets by name, else to the output's namespace.
+Lineage the producer sent is never overridden. A statement that cannot be parsed rejects the event.
+
 Lineage from FAIL and ABORT events is ignored (their schemas are read). ``namespace``/``name`` map
 to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
 """
@@ -28,10 +34,11 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange
+from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange, SqlChange
 from fieldgraph.errors import ConfigError, EventError
 from fieldgraph.normalizers import SchemaField
-from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
+from fieldgraph.normalizers.urns import DatasetUrn, make_dataset_urn, make_field_urn
+from fieldgraph.sqllineage import SqlError, dialect_of, match_tables, parse_statements
 
 SOURCE_FORMAT = "openlineage"
 MAPPING_ENV = "FIELDGRAPH_OPENLINEAGE_PLATFORMS"
@@ -319,7 +326,8 @@ def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMappin
     job_id = f"{SOURCE_FORMAT}:{_str(job, 'namespace', 'job')}/{_str(job, 'name', 'job')}" if job else None
     run_id = run.get("runId") if isinstance(run.get("runId"), str) else None
     job_facets = _obj(job.get("facets"), "job.facets")
-    query = _obj(job_facets.get("sql"), "job.facets.sql").get("query") or None
+    sql_facet = _obj(job_facets.get("sql"), "job.facets.sql")
+    query = sql_facet.get("query") or None
     with_lineage = event_type not in ("FAIL", "ABORT") and job_id is not None
 
     collected: dict[str, _Collected] = {}
@@ -339,7 +347,42 @@ def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMappin
                           for (down, up), trs in edges.items())
         changes.append(JobLineageChange(urn, job_id, SOURCE_FORMAT, run_id, job_edges,
                                         tuple(make_field_urn(urn, f) for f in sorted(c.fields)), ts=ts, origin=origin))
+    if isinstance(query, str):
+        changes += _sql_lineage(obj, mapping, query, sql_facet.get("dialect"), collected, job_id, run_id, ts, origin)
     return changes
+
+
+def _sql_lineage(obj: dict[str, Any], mapping: PlatformMapping, query: str, dialect: Any,
+                 collected: dict[str, _Collected], job: str, run: str | None, ts: int, origin: str) -> list[Change]:
+    """SQL changes for the outputs that have no column lineage of their own (see the module)."""
+    outputs = []
+    for i, d in enumerate(_list(obj.get("outputs"), "outputs")):
+        ns, name = _str(d, "namespace", f"outputs[{i}]"), _str(d, "name", f"outputs[{i}]")
+        urn = _urn(mapping, ns, name, f"outputs[{i}]")
+        if urn not in collected:
+            outputs.append((ns, name, urn))
+    if not outputs:
+        return []
+    inputs = {}
+    for i, d in enumerate(_list(obj.get("inputs"), "inputs")):
+        ns, name = _str(d, "namespace", f"inputs[{i}]"), _str(d, "name", f"inputs[{i}]")
+        inputs[name] = _urn(mapping, ns, name, f"inputs[{i}]")
+    dialect = dialect if isinstance(dialect, str) and dialect else dialect_of(DatasetUrn.parse(outputs[0][2]).platform)
+    try:
+        statements = [s for s in parse_statements(query, dialect) if s.kind != "other"]
+    except SqlError as exc:
+        raise EventError(str(exc), where="job.facets.sql.query") from None
+    out: list[Change] = []
+    for ns, name, urn in outputs:
+        writes = [s for s in statements if s.target and match_tables([s.target], {name: urn})]
+        if not writes and len(statements) == 1 and len(outputs) == 1:
+            writes = statements
+        for st in writes:
+            tables = match_tables(st.tables, inputs)
+            names = {key: tables.get(key) or _urn(mapping, ns, key, "job.facets.sql.query") for key in st.tables}
+            out.append(SqlChange(urn, job, st.text, dialect, tuple(names.items()), st.target or "", run, query, ts,
+                                 origin))
+    return out
 
 
 def _datasets(obj: dict[str, Any], mapping: PlatformMapping, ts: int, origin: str,

@@ -1,0 +1,6 @@
+// Stored queries with the datasets whose upstreamLineage names them. $urns: [query URN]
+UNWIND $urns AS urn
+MATCH (q:Query {urn: urn})
+OPTIONAL MATCH (d:Dataset)-[r:MadeByQuery]->(q)
+RETURN q.urn AS urn, q.statement AS statement, q.language AS language, q.ts AS ts,
+       collect(CASE WHEN d IS NULL THEN NULL ELSE [d.urn, r.upstreams] END) AS datasets

@@ -1,0 +1,704 @@
+"""Field lineage derived from SQL: pure code over sqlglot, no I/O.
+
+:func:`parse_statements` splits a text into statements (a parse error is an :class:`SqlError` with
+sqlglot's line, column and message) and says what each writes (:attr:`Statement.target`) and reads
+(:attr:`Statement.tables`). :func:`derive` then answers which source columns each target column comes
+from, given the columns of the tables it reads (the schemas the graph holds): ``SELECT *`` and
+unqualified names are resolved against them by sqlglot's ``qualify``; this module walks the scopes
+(CTEs, subqueries, unions, lateral views and unnests) down to the physical tables.
+
+Every edge gets OpenLineage's vocabulary:
+
+- DIRECT: the value flows into the target column; subtype IDENTITY (unchanged, renamed, through CTEs,
+  subqueries, union branches), TRANSFORMATION (any other expression) or AGGREGATION (an aggregate,
+  also over a window); through layers the strongest wins (AGGREGATION > TRANSFORMATION > IDENTITY);
+- INDIRECT: the value only influences it. FILTER (WHERE, HAVING, QUALIFY, IN/EXISTS subqueries), JOIN
+  (ON, USING), GROUP_BY and SORT (ORDER BY) apply to every column of their SELECT; WINDOW (PARTITION BY,
+  ORDER BY of an OVER clause) and CONDITIONAL (CASE WHEN, IF) to the column whose expression holds them.
+  Along a path through layers the outermost INDIRECT step names the edge;
+- masking: the value passes a hash (MD5, SHA1, SHA2, ...) or is only counted (COUNT), on every DIRECT path;
+- ``by_name``: the source's table has no schema (or does not list the column): the reference was placed
+  by its name only. A name that cannot be placed at all (an unqualified column among tables without
+  schemas, ``*`` of a table without one) is reported in :attr:`SqlLineage.unresolved`, never guessed.
+
+Nested fields are dotted paths (``shipping.geo.lat``); an array's element fields are the array's path
+then the field (``items.sku``), as DataHub's v1 paths write them (the graph resolves them to v2 paths).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialects
+from sqlglot.errors import ErrorLevel, OptimizeError, ParseError, SchemaError, SqlglotError, TokenError
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, build_scope
+
+from fieldgraph.errors import SqlError
+
+SOURCE_FORMAT = "sql"
+#: the confidence of an edge whose source column was placed by its name only (no schema listed it)
+BY_NAME_CONFIDENCE = 0.8
+
+Kind: TypeAlias = Literal["DIRECT", "INDIRECT"]
+_RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
+#: functions that hide the value (OpenLineage's ``masking``): hashes, and counting
+_MASKING_CLASSES: tuple[type[exp.Expression], ...] = (exp.MD5, exp.SHA, exp.SHA2, exp.Count)
+_MASKING_NAMES = frozenset({"MD5", "SHA", "SHA1", "SHA2", "SHA256", "SHA512", "HASH", "FARM_FINGERPRINT",
+                            "MD5_HEX", "SHA1_HEX", "SHA2_HEX", "XXHASH64", "MURMUR3_32_HASH", "COUNT_IF"})
+_DIALECTS = frozenset(d.value for d in Dialects if d.value)
+_ARRAY_FUNCTIONS = frozenset({"EXPLODE", "EXPLODE_OUTER", "POSEXPLODE", "POSEXPLODE_OUTER", "INLINE", "FLATTEN"})
+
+
+# --- statements --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement of a text. ``kind``: insert, create_table, create_view, merge, select, or other
+    (no lineage: DDL, USE, SET...); ``target``: the table it writes (a dotted, lower-case name), if it
+    names one; ``columns``: the target's column list, if the statement gives one; ``tables``: the
+    physical tables it reads (CTE names left out)."""
+
+    text: str
+    dialect: str | None
+    kind: str
+    target: str | None
+    columns: tuple[str, ...]
+    tables: tuple[str, ...]
+    index: int = 0
+    tree: exp.Expression | None = field(default=None, compare=False, repr=False)
+
+
+def table_key(table: exp.Table) -> str:
+    """The dotted, lower-case name of a table reference (``db.schema.t``)."""
+    return ".".join(p.name.lower() for p in table.parts)
+
+
+def _error(exc: SqlglotError, index: int, total: int) -> SqlError:
+    where = f"statement {index + 1}" if total > 1 else "the statement"
+    errors = getattr(exc, "errors", None) or []
+    if errors:
+        e = errors[0]
+        reason = f"line {e.get('line')}, column {e.get('col')}: {e.get('description')}"
+        if e.get("highlight"):
+            reason += f" (near {e['highlight']!r})"
+        return SqlError(reason, where=where)
+    return SqlError(str(exc).splitlines()[0], where=where)
+
+
+def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
+    """The statements of ``text`` (``;``-separated), or :class:`SqlError` with sqlglot's position."""
+    if not isinstance(text, str) or not text.strip():
+        raise SqlError("the SQL text is empty")
+    try:
+        trees = [t for t in sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE) if t is not None]
+    except (ParseError, TokenError) as exc:
+        raise _error(exc, 0, 1) from None
+    except ValueError as exc:  # an unknown dialect
+        raise SqlError(str(exc)) from None
+    return [_statement(tree, dialect, i) for i, tree in enumerate(trees)]
+
+
+def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
+    text = tree.sql(dialect=dialect)
+    kind, target = "other", None
+    columns: tuple[str, ...] = ()
+    query: Any = None
+    if isinstance(tree, exp.Insert):
+        kind, query = "insert", tree.expression
+        target, columns = _target(tree.this)
+    elif isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Query):
+        kind = "create_view" if str(tree.args.get("kind") or "").upper() == "VIEW" else "create_table"
+        query = tree.expression
+        target, columns = _target(tree.this)
+    elif isinstance(tree, exp.Merge):
+        kind, query = "merge", tree
+        target, columns = _target(tree.this)
+    elif isinstance(tree, exp.Query):
+        kind, query = "select", tree
+    tables: dict[str, None] = {}
+    if query is not None:
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        for t in query.find_all(exp.Table):
+            name = table_key(t)
+            if t.name and name not in ctes and name != target and not isinstance(t.this, exp.Func):
+                tables[name] = None
+        if kind == "merge" and target in {table_key(t) for t in _merge_source_tables(tree)}:
+            tables[target or ""] = None
+    return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
+
+
+def _merge_source_tables(tree: exp.Expression) -> Iterable[exp.Table]:
+    using = tree.args.get("using")
+    return using.find_all(exp.Table) if isinstance(using, exp.Expression) else ()
+
+
+def _target(this: Any) -> tuple[str | None, tuple[str, ...]]:
+    if isinstance(this, exp.Schema):
+        cols = tuple(_name(e) for e in this.expressions)
+        this = this.this
+    else:
+        cols = ()
+    return (table_key(this) if isinstance(this, exp.Table) else None), cols
+
+
+def _name(e: exp.Expression) -> str:
+    """An identifier's name: unquoted ones lower-case (SQL names are case-insensitive)."""
+    ident = e if isinstance(e, exp.Identifier) else e.find(exp.Identifier)
+    if ident is None:
+        return e.name
+    return ident.name if ident.quoted else ident.name.lower()
+
+
+def dialect_of(platform: str) -> str | None:
+    """The sqlglot dialect of a DataHub platform (its name, where sqlglot has a dialect by that name)."""
+    name = platform.rsplit(":", 1)[-1].lower()
+    return name if name in _DIALECTS else None
+
+
+def match_tables(keys: Iterable[str], candidates: Mapping[str, str]) -> dict[str, str]:
+    """SQL table names -> the URNs of ``candidates`` (dataset name -> URN) whose name ends with the SQL name's
+    parts (``orders`` and ``shop.orders`` match ``db.shop.orders``), case-insensitively; a name that matches
+    none or several is left out."""
+    out: dict[str, str] = {}
+    for key in keys:
+        parts = key.lower().split(".")
+        found = {urn for name, urn in candidates.items() if name.lower().split(".")[-len(parts):] == parts}
+        if len(found) == 1:
+            out[key] = found.pop()
+    return out
+
+
+# --- lineage -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Role:
+    kind: Kind
+    subtype: str
+    masked: bool = False
+
+
+_SELF = Role("DIRECT", "IDENTITY")
+
+
+def _then(outer: Role, inner: Role) -> Role:
+    """The role of a source reached through ``inner`` then ``outer`` (outer is nearer the target)."""
+    if outer.kind == "INDIRECT":
+        return outer
+    if inner.kind == "INDIRECT":
+        return inner
+    subtype = outer.subtype if _RANK[outer.subtype] >= _RANK[inner.subtype] else inner.subtype
+    return Role("DIRECT", subtype, outer.masked or inner.masked)
+
+
+#: (table key, dotted column path) -> the roles it plays
+Deps: TypeAlias = dict[tuple[str, str], set[Role]]
+
+
+def _add(into: Deps, src: tuple[str, str], roles: Iterable[Role]) -> None:
+    into.setdefault(src, set()).update(roles)
+
+
+@dataclass(frozen=True, slots=True)
+class SqlEdge:
+    """``column`` of the target derives from ``path`` of ``table``."""
+
+    column: str
+    table: str
+    path: str
+    kind: Kind
+    subtype: str
+    masking: bool
+    transformations: tuple[str, ...]
+    by_name: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.column} <- {self.table}.{self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class SqlLineage:
+    """What one statement writes: ``target``'s ``columns`` and their ``edges``; ``unresolved``: names
+    that could not be placed (no edge made for them)."""
+
+    target: str
+    columns: tuple[str, ...]
+    edges: tuple[SqlEdge, ...]
+    unresolved: tuple[str, ...] = ()
+
+
+Schemas: TypeAlias = Mapping[str, Sequence[str]]
+
+
+def derive(statement: Statement, schemas: Schemas, target: str | None = None) -> SqlLineage:
+    """The lineage of ``statement`` into ``target`` (default: the table it names). ``schemas``: table key
+    -> its field paths (dotted; nested fields after their parent), for every table whose schema is known
+    (the target's too, for an INSERT without a column list)."""
+    tree = statement.tree
+    if tree is None:
+        tree = parse_statements(statement.text, statement.dialect)[0].tree
+        assert tree is not None
+    name = statement.target or target
+    if statement.kind == "other" or not name:
+        raise SqlError(f"statement {statement.index + 1} writes no table: give the target table"
+                       if statement.kind == "select" else
+                       f"statement {statement.index + 1} ({tree.key.upper()}) derives no lineage")
+    if statement.target and target and statement.target != target:
+        raise SqlError(f"statement {statement.index + 1} writes {statement.target}, not the target {target}")
+    known = {k.lower(): list(v) for k, v in schemas.items()}
+    walk = _Walk(statement, known)
+    try:
+        if statement.kind == "merge":
+            outputs = walk.merge(tree, name)
+        else:
+            query = tree if statement.kind == "select" else tree.expression
+            outputs = walk.query(query)
+    except (OptimizeError, SchemaError) as exc:
+        raise SqlError(str(exc).splitlines()[0], where=f"statement {statement.index + 1}") from None
+    names = _target_columns(statement, outputs, known.get(name))
+    edges = []
+    for col, (_, deps) in zip(names, outputs, strict=False):
+        for (table, path), roles in sorted(deps.items()):
+            if table == name and statement.kind == "merge":
+                continue
+            edges.append(_edge(col, table, path, roles, walk.by_name(table, path)))
+    columns = tuple(dict.fromkeys(names))
+    return SqlLineage(name, columns, tuple(_merged(edges)), tuple(dict.fromkeys(walk.unresolved)))
+
+
+def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], schema: Sequence[str] | None
+                    ) -> list[str]:
+    names = [n for n, _ in outputs]
+    if statement.columns:
+        if len(statement.columns) != len(names):
+            raise SqlError(f"statement {statement.index + 1} lists {len(statement.columns)} target columns "
+                           f"for {len(names)} values")
+        return list(statement.columns)
+    top = [p for p in (schema or ()) if "." not in p]
+    if statement.kind == "insert" and top:
+        if len(top) < len(names):
+            raise SqlError(f"statement {statement.index + 1} inserts {len(names)} values into {statement.target}, "
+                           f"whose schema has {len(top)} columns")
+        return top[:len(names)]
+    return names
+
+
+def _edge(column: str, table: str, path: str, roles: set[Role], by_name: bool) -> SqlEdge:
+    direct = [r for r in roles if r.kind == "DIRECT"]
+    main = max(direct, key=lambda r: _RANK[r.subtype]) if direct else min(roles, key=lambda r: r.subtype)
+    masked = bool(direct) and all(r.masked for r in direct)
+    transformations = tuple(sorted({f"{r.kind}/{r.subtype}" for r in roles}))
+    return SqlEdge(column, table, path, main.kind, main.subtype, masked, transformations, by_name)
+
+
+def _merged(edges: list[SqlEdge]) -> list[SqlEdge]:
+    """One edge per (column, source): MERGE statements may set a column in several clauses."""
+    out: dict[tuple[str, str, str], SqlEdge] = {}
+    for e in edges:
+        k = (e.column, e.table, e.path)
+        prev = out.get(k)
+        if prev is None:
+            out[k] = e
+            continue
+        ts = tuple(sorted(set(prev.transformations) | set(e.transformations)))
+        better = e if _rank(e) > _rank(prev) else prev
+        masking = (prev.masking or prev.kind == "INDIRECT") and (e.masking or e.kind == "INDIRECT") and \
+            "DIRECT" in (prev.kind, e.kind)
+        out[k] = SqlEdge(e.column, e.table, e.path, better.kind, better.subtype, masking, ts,
+                         prev.by_name or e.by_name)
+    return list(out.values())
+
+
+def _rank(e: SqlEdge) -> tuple[int, int]:
+    return (e.kind == "DIRECT", _RANK.get(e.subtype, -1))
+
+
+@dataclass(slots=True)
+class _Ctx:
+    """How a visited expression's columns reach the output: ``indirect`` (the subtype) or direct."""
+
+    indirect: str | None = None
+    subtype: str = "IDENTITY"
+    masked: bool = False
+
+    def role(self) -> Role:
+        if self.indirect:
+            return Role("INDIRECT", self.indirect)
+        return Role("DIRECT", self.subtype, self.masked)
+
+    def transformed(self) -> _Ctx:
+        return _Ctx(self.indirect, "AGGREGATION" if self.subtype == "AGGREGATION" else "TRANSFORMATION", self.masked)
+
+    def aggregated(self, masked: bool) -> _Ctx:
+        return _Ctx(self.indirect, "AGGREGATION", self.masked or masked)
+
+    def masking(self) -> _Ctx:
+        return _Ctx(self.indirect, "AGGREGATION" if self.subtype == "AGGREGATION" else "TRANSFORMATION", True)
+
+    def as_indirect(self, subtype: str) -> _Ctx:
+        return self if self.indirect else _Ctx(subtype)
+
+
+class _Walk:
+    """One statement's walk: qualified by sqlglot against the known schemas, then scope by scope."""
+
+    def __init__(self, statement: Statement, schemas: dict[str, list[str]]) -> None:
+        self.dialect = statement.dialect
+        self.schemas = schemas
+        self.unresolved: list[str] = []
+        self._outputs: dict[int, list[tuple[str, Deps]]] = {}
+        self._lower = {t: {p.lower(): p for p in paths} for t, paths in schemas.items()}
+
+    # -- the schema sqlglot qualifies against
+
+    def _mapping(self, tables: Iterable[exp.Table]) -> dict[str, Any]:
+        refs = {table_key(t): t for t in tables if t.name}
+        out: dict[str, Any] = {}
+        depth = {len(t.parts) for t in refs.values()}
+        uniform = len(depth) == 1
+        for key, t in refs.items():
+            paths = self.schemas.get(key)
+            if paths is None:
+                continue
+            cols = _column_types(paths)
+            parts = [p.name for p in t.parts] if uniform else [t.name]
+            node = out
+            for p in parts[:-1]:
+                node = node.setdefault(p, {})
+            node[parts[-1]] = cols
+        return out
+
+    def qualified(self, tree: exp.Expression) -> exp.Expression:
+        mapping = self._mapping(tree.find_all(exp.Table))
+        return qualify(tree.copy(), schema=mapping or None, dialect=self.dialect, validate_qualify_columns=False,
+                       quote_identifiers=False, identify=False)
+
+    def by_name(self, table: str, path: str) -> bool:
+        known = self._lower.get(table)
+        return known is None or path.lower() not in known
+
+    def _real_path(self, table: str, path: str) -> str:
+        known = self._lower.get(table)
+        if known is None:
+            return path.lower()
+        return known.get(path.lower(), path.lower())
+
+    # -- queries
+
+    def query(self, query: exp.Expression) -> list[tuple[str, Deps]]:
+        q = self.qualified(query)
+        root = build_scope(q)
+        if root is None:
+            raise SqlError("sqlglot found no query scope in the statement")
+        return self.outputs(root)
+
+    def merge(self, tree: exp.Expression, target: str) -> list[tuple[str, Deps]]:
+        """A MERGE as the SELECT it amounts to: every value it writes, read from the target joined to the
+        source ON the merge condition; a ``WHEN ... AND`` condition is CONDITIONAL to the columns its
+        clause sets."""
+        this, using, on = tree.this, tree.args.get("using"), tree.args.get("on")
+        writes: list[tuple[str, int | None]] = []  # (column, index of its clause's condition)
+        values: list[exp.Expression] = []
+        conditions: list[exp.Expression] = []
+        whens = tree.args.get("whens")
+        for when in (whens.expressions if whens is not None else tree.args.get("expressions") or []):
+            then, cond = when.args.get("then"), when.args.get("condition")
+            pairs: list[tuple[str, exp.Expression]] = []
+            if isinstance(then, exp.Update):
+                pairs = [(_name(e.this), e.expression) for e in then.expressions if isinstance(e, exp.EQ)]
+            elif isinstance(then, exp.Insert):
+                cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+                vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+                pairs = [(_name(c), v) for c, v in zip(cols, vals, strict=False)]
+            if cond is not None and pairs:
+                conditions.append(cond.copy())
+            for col, value in pairs:
+                writes.append((col, len(conditions) - 1 if cond is not None else None))
+                values.append(value.copy())
+        if not writes:
+            return []
+        projections = [exp.alias_(v, f"_v{i}") for i, v in enumerate(values)]
+        projections += [exp.alias_(c, f"_w{i}") for i, c in enumerate(conditions)]
+        if using is None:
+            raise SqlError("a MERGE without USING")
+        select = exp.select(*projections).from_(this.copy()).join(
+            using.copy(), on=on.copy() if on is not None else None, join_type="LEFT" if on is not None else "CROSS")
+        outputs = self.query(select)
+        out: list[tuple[str, Deps]] = []
+        for (col, cond_index), (_, deps) in zip(writes, outputs, strict=False):
+            if cond_index is not None:
+                for src, roles in outputs[len(values) + cond_index][1].items():
+                    _add(deps, src, (_then(Role("INDIRECT", "CONDITIONAL"), r) if r.kind == "DIRECT" else r
+                                     for r in roles))
+            out.append((col, deps))
+        return out
+
+    def outputs(self, scope: Scope) -> list[tuple[str, Deps]]:
+        """Each output column of ``scope`` (in order) and what it derives from, its SELECT's own
+        FILTER/JOIN/GROUP_BY/SORT inputs included."""
+        cached = self._outputs.get(id(scope))
+        if cached is not None:
+            return cached
+        if isinstance(scope.expression, exp.SetOperation):
+            out = self._union(scope)
+        elif isinstance(scope.expression, exp.Select):
+            out = self._select(scope)
+        else:
+            out = []
+        self._outputs[id(scope)] = out
+        return out
+
+    def _union(self, scope: Scope) -> list[tuple[str, Deps]]:
+        branches = [self.outputs(s) for s in scope.set_operation_scopes]
+        first = branches[0]
+        out: list[tuple[str, Deps]] = []
+        for i, (name, _) in enumerate(first):
+            deps: Deps = {}
+            for b in branches:
+                if i < len(b):
+                    for src, roles in b[i][1].items():
+                        _add(deps, src, roles)
+            out.append((name, deps))
+        return out
+
+    def _select(self, scope: Scope) -> list[tuple[str, Deps]]:
+        select = scope.expression
+        shared: Deps = {}
+        for key, subtype in (("where", "FILTER"), ("having", "FILTER"), ("qualify", "FILTER"),
+                             ("group", "GROUP_BY"), ("order", "SORT")):
+            node = select.args.get(key)
+            if node is not None:
+                self.visit(node, scope, _Ctx(subtype), shared)
+        for join in select.args.get("joins") or []:
+            for key in ("on", "using"):
+                node = join.args.get(key)
+                if isinstance(node, list):
+                    for n in node:
+                        self._using(n, join, scope, shared)
+                elif node is not None:
+                    self.visit(node, scope, _Ctx("JOIN"), shared)
+        if select.args.get("distinct") is not None and select.args["distinct"].args.get("on") is not None:
+            self.visit(select.args["distinct"].args["on"], scope, _Ctx("FILTER"), shared)
+        out = []
+        for projection in select.expressions:
+            if isinstance(projection, exp.Star) or (isinstance(projection, exp.Column)
+                                                    and isinstance(projection.this, exp.Star)):
+                table = projection.table if isinstance(projection, exp.Column) else ""
+                self.unresolved.append(f"{table}.*" if table else "*")
+                continue
+            deps: Deps = {}
+            self.visit(projection, scope, _Ctx(), deps)
+            for src, roles in shared.items():
+                _add(deps, src, roles)
+            out.append((projection.alias_or_name if projection.alias_or_name else projection.sql(), deps))
+        return out
+
+    def _using(self, ident: exp.Expression, join: exp.Join, scope: Scope, into: Deps) -> None:
+        """``JOIN t USING (c)``: ``c`` of the joined table and of the tables before it."""
+        name = ident.name
+        for alias in scope.sources:
+            self._column(exp.column(name, table=alias), scope, _Ctx("JOIN"), into, (), quiet=True)
+
+    # -- expressions
+
+    def visit(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """Add what ``node`` reads to ``into``, each source with the role ``ctx`` gives it."""
+        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier, exp.DataType)):
+            return
+        if isinstance(node, exp.Column):
+            if not isinstance(node.this, exp.Star):
+                self._column(node, scope, ctx, into, ())
+            return
+        if isinstance(node, exp.Dot):
+            base, path = _dotted(node)
+            if base is not None:
+                self._column(base, scope, ctx, into, path)
+                return
+        if isinstance(node, (exp.Subquery, exp.Query)):
+            self._subquery(node, scope, ctx, into)
+            return
+        special = self._SPECIAL.get(type(node))
+        if special is not None:
+            special(self, node, scope, ctx, into)
+            return
+        if isinstance(node, (exp.Alias, exp.Paren, exp.Ordered, exp.Group, exp.Where, exp.Having, exp.Qualify,
+                             exp.Order, exp.Distinct, exp.Tuple)):
+            child_ctx = ctx
+        elif isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
+            child_ctx = ctx if ctx.indirect else _Ctx("FILTER")
+        elif _masks(node):
+            child_ctx = ctx.aggregated(True) if isinstance(node, exp.AggFunc) else ctx.masking()
+        elif isinstance(node, exp.AggFunc):
+            child_ctx = ctx.aggregated(False)
+        else:
+            child_ctx = ctx.transformed()
+        for child in node.iter_expressions():
+            self.visit(child, scope, child_ctx, into)
+
+    def _window(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """``f(x) OVER (PARTITION BY p ORDER BY o)``: x as ``f`` makes it, p and o WINDOW."""
+        self.visit(node.this, scope, ctx, into)
+        for key in ("partition_by", "order"):
+            part = node.args.get(key)
+            for child in (part if isinstance(part, list) else [part] if part is not None else []):
+                self.visit(child, scope, ctx.as_indirect("WINDOW"), into)
+
+    def _case(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """CASE: the results transformed, the conditions (and a compared ``CASE x``) CONDITIONAL."""
+        inner, cond = ctx.transformed(), ctx.as_indirect("CONDITIONAL")
+        for branch in node.args.get("ifs") or []:
+            self.visit(branch.this, scope, cond, into)
+            self.visit(branch.args["true"], scope, inner, into)
+        if node.this is not None:
+            self.visit(node.this, scope, cond, into)
+        if node.args.get("default") is not None:
+            self.visit(node.args["default"], scope, inner, into)
+
+    def _if(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """IF(c, a, b): a and b transformed, c CONDITIONAL."""
+        self.visit(node.this, scope, ctx.as_indirect("CONDITIONAL"), into)
+        for key in ("true", "false"):
+            if node.args.get(key) is not None:
+                self.visit(node.args[key], scope, ctx.transformed(), into)
+
+    _SPECIAL = {exp.Window: _window, exp.Case: _case, exp.If: _if}
+
+    def _subquery(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """A subquery inside an expression (scalar, IN, EXISTS): all it reads, through ``ctx``."""
+        target = node.this if isinstance(node, exp.Subquery) else node
+        for child in scope.subquery_scopes + scope.set_operation_scopes:
+            if child.expression is target or child.expression is node:
+                outer = ctx.role() if ctx.indirect else Role("DIRECT", "TRANSFORMATION", ctx.masked)
+                if not ctx.indirect and ctx.subtype == "AGGREGATION":
+                    outer = Role("DIRECT", "AGGREGATION", ctx.masked)
+                for _, deps in self.outputs(child):
+                    for src, roles in deps.items():
+                        _add(into, src, (_then(outer, r) for r in roles))
+                return
+        # not a scope of its own (sqlglot inlined it): walk it here
+        for part in target.iter_expressions():
+            self.visit(part, scope, ctx, into)
+
+    def _column(self, col: exp.Column, scope: Scope, ctx: _Ctx, into: Deps, path: tuple[str, ...],
+                *, quiet: bool = False) -> None:
+        table = col.table
+        source, found_in = None, scope
+        if table:
+            s: Scope | None = scope
+            while s is not None:  # a correlated subquery reads its outer query's tables
+                if table in s.sources:
+                    source, found_in = s.sources[table], s
+                    break
+                s = s.parent
+        elif len(scope.sources) == 1:
+            source = next(iter(scope.sources.values()))
+        if source is None:
+            if not quiet:
+                self.unresolved.append(".".join([col.name, *path]))
+            return
+        role = ctx.role()
+        name = col.name
+        if isinstance(source, exp.Table):
+            key = table_key(source)
+            _add(into, (key, self._real_path(key, ".".join([name, *path]))), [role])
+            return
+        if isinstance(source, Scope):
+            expr = source.expression
+            if isinstance(expr, (exp.Unnest, exp.Lateral)):
+                self._element(expr, name, path, source, found_in, ctx, into)
+                return
+            for out_name, deps in self.outputs(source):
+                if out_name == name or out_name.lower() == name.lower():
+                    for (t, p), roles in deps.items():
+                        for r in roles:
+                            # a nested field of an unchanged column is that column's nested field
+                            sub = ".".join([p, *path]) if path and r == _SELF else p
+                            _add(into, (t, self._real_path(t, sub) if sub != p else p), [_then(role, r)])
+                    return
+            if not quiet:
+                self.unresolved.append(".".join([table or "", name, *path]).lstrip("."))
+
+    def _element(self, expr: exp.Expression, name: str, path: tuple[str, ...], source: Scope, outer: Scope,
+                 ctx: _Ctx, into: Deps) -> None:
+        """A column of ``UNNEST(array)`` / ``LATERAL VIEW explode(array)``: the array's element (the column
+        alias) or one of the element's fields."""
+        arrays: list[exp.Expression] = []
+        aliases: list[str] = []
+        alias = expr.args.get("alias")
+        if isinstance(alias, exp.TableAlias):
+            aliases = [c.name.lower() for c in alias.columns]
+            if not aliases and isinstance(expr, exp.Unnest) and alias.this is not None:
+                aliases = []
+        if isinstance(expr, exp.Unnest):
+            arrays = list(expr.expressions)
+        else:
+            fn = expr.this
+            arrays = list(fn.expressions) if isinstance(fn, exp.Explode | exp.Posexplode) or \
+                (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS) else [fn]
+            if isinstance(fn, exp.Explode) and fn.this is not None:
+                arrays = [fn.this]
+        sub = path if (aliases and name.lower() in aliases) or (not aliases and _is_unnest_alias(expr, name)) \
+            else (name, *path)
+        scope = source if source.sources else outer
+        for array in arrays:
+            deps: Deps = {}
+            self.visit(array, scope, _Ctx(), deps)
+            for (t, p), roles in deps.items():
+                for r in roles:
+                    full = ".".join([p, *sub]) if sub and r == _SELF else p
+                    _add(into, (t, self._real_path(t, full)), [_then(ctx.role(), r)])
+
+
+def _is_unnest_alias(expr: exp.Expression, name: str) -> bool:
+    alias = expr.args.get("alias")
+    return isinstance(alias, exp.TableAlias) and alias.name.lower() == name.lower()
+
+
+def _dotted(node: exp.Dot) -> tuple[exp.Column | None, tuple[str, ...]]:
+    """``col.a.b`` (a Dot chain over a column) -> (the column, ("a", "b"))."""
+    names: list[str] = []
+    cur: exp.Expression = node
+    while isinstance(cur, exp.Dot):
+        names.append(cur.expression.name)
+        cur = cur.this
+    if isinstance(cur, exp.Column) and not isinstance(cur.this, exp.Star):
+        return cur, tuple(reversed(names))
+    return None, ()
+
+
+def _masks(node: exp.Expression) -> bool:
+    if isinstance(node, _MASKING_CLASSES):
+        return True
+    return isinstance(node, exp.Func) and (node.sql_name().upper() in _MASKING_NAMES
+                                           or (isinstance(node, exp.Anonymous) and node.name.upper() in _MASKING_NAMES))
+
+
+def _column_types(paths: Sequence[str]) -> dict[str, str]:
+    """Top-level columns with a type sqlglot accepts (records as STRUCTs of their nested fields)."""
+    tree: dict[str, Any] = {}
+    for p in paths:
+        node = tree
+        for part in p.split("."):
+            node = node.setdefault(part, {})
+
+    def render(children: dict[str, Any]) -> str:
+        if not children:
+            return "STRING"
+        return "STRUCT<" + ", ".join(f"{_quote(k)} {render(v)}" for k, v in children.items()) + ">"
+
+    return {k: render(v) for k, v in tree.items()}
+
+
+def _quote(name: str) -> str:
+    return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
+
+
+__all__ = ["BY_NAME_CONFIDENCE", "SOURCE_FORMAT", "SqlEdge", "SqlError", "SqlLineage", "Statement", "derive",
+           "dialect_of", "match_tables", "parse_statements", "table_key"]

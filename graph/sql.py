@@ -1,0 +1,207 @@
+"""SQL statements -> job lineage, against the schemas the graph holds (and those the batch brings).
+
+The write path (:meth:`fieldgraph.graph.write.Writer.plan`) runs :func:`derive_sql` between reading the
+state and planning, so a :class:`~fieldgraph.changes.SqlChange` is planned as the
+:class:`~fieldgraph.changes.JobLineageChange` it amounts to, whichever source sent it. Pure: the state in,
+changes out.
+
+A table's columns are its current fields in schema order; a schema written earlier in the same batch wins
+over the stored one; a table a statement of the batch created (``CREATE TABLE ... AS``) and no schema lists
+has the columns that statement gave it, so a script's later statements can read it.
+
+DataHub queries (:func:`query_lineage`): a dataset whose ``upstreamLineage`` names a query without field
+lineage (:attr:`~fieldgraph.changes.LineageChange.queries`) gets the lineage of the query's statement
+(:class:`~fieldgraph.changes.QueryChange`), whichever of the two arrives first: the graph keeps both (a
+``Query`` node, a ``MadeByQuery`` relationship), and the second one to arrive makes the SQL change, as
+the job lineage of the query (``job``: its URN). The statement that writes the dataset is the one whose
+target names it, else the only one; table names map to the upstreams by name, else to the dataset's
+platform; the dialect is the dataset's platform where sqlglot has one. A statement that cannot be used
+is logged and left out: the lineage aspect is written all the same.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from fieldgraph.changes import (
+    DIRECT,
+    UPSTREAM_LINEAGE,
+    Change,
+    EdgeProps,
+    FieldEdge,
+    JobLineageChange,
+    LineageChange,
+    QueryChange,
+    SchemaChange,
+    SqlChange,
+)
+from fieldgraph.errors import EventError
+from fieldgraph.normalizers import v1_path
+from fieldgraph.normalizers.urns import DatasetUrn, make_dataset_urn, make_field_urn
+from fieldgraph.sqllineage import (
+    BY_NAME_CONFIDENCE,
+    SOURCE_FORMAT,
+    SqlLineage,
+    derive,
+    dialect_of,
+    match_tables,
+    parse_statements,
+)
+
+from .plan import DatasetState
+
+log = logging.getLogger("fieldgraph.graph")
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """One SQL change's lineage: the job lineage change written, and what it could not place."""
+
+    change: JobLineageChange
+    lineage: SqlLineage
+
+
+def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change]:
+    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module)."""
+    if not any(isinstance(c, SqlChange) for c in changes):
+        return list(changes)
+    return [d.change if isinstance(d, Derived) else d for d in derive_each(changes, state)]
+
+
+def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change | Derived]:
+    """Like :func:`derive_sql`, each SQL change as a :class:`Derived` (the CLI shows what was unresolved)."""
+    batch: dict[str, list[str]] = {}
+    out: list[Change | Derived] = []
+    for c in changes:
+        if isinstance(c, SchemaChange):
+            batch[c.dataset] = [v1_path(f.fieldPath) for f in c.fields]
+        if not isinstance(c, SqlChange):
+            out.append(c)
+            continue
+        try:
+            d = derive_change(c, lambda urn: batch.get(urn) or columns_of(state.get(urn)))
+        except EventError as exc:
+            if c.strict:
+                raise
+            log.warning("%s: no lineage derived from %s: %s", _where(c), c.job, exc)
+            continue
+        if d.lineage.unresolved:
+            log.info("%s: %s could not be placed (no schema lists them)", _where(c), ", ".join(d.lineage.unresolved))
+        if not columns_of(state.get(c.dataset)) and c.dataset not in batch:
+            batch[c.dataset] = list(d.lineage.columns)
+        out.append(d)
+    return out
+
+
+def derive_change(c: SqlChange, columns: Callable[[str], list[str]]) -> Derived:
+    """The job lineage of one SQL change; ``columns``: a dataset URN -> its columns (dotted paths)."""
+    statements = [s for s in parse_statements(c.statement, c.dialect) if s.kind != "other"]
+    if len(statements) != 1:
+        raise EventError(f"{_where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
+    statement = statements[0]
+    urns = dict(c.tables)
+    schemas: dict[str, list[str]] = {}
+    for key, urn in urns.items():
+        cols = columns(urn)
+        if cols:
+            schemas[key] = cols
+    target_key = c.target or statement.target or c.dataset
+    target_cols = columns(c.dataset)
+    if target_cols:
+        schemas[target_key] = target_cols
+    try:
+        lineage = derive(statement, schemas, target_key)
+    except EventError as exc:
+        raise EventError(f"{_where(c)}: {exc}") from None
+    missing = sorted({e.table for e in lineage.edges} - set(urns) - {target_key})
+    if missing:
+        raise EventError(f"{_where(c)}: the statement reads {', '.join(missing)}, which the change maps to no dataset")
+    query = c.query if c.query is not None else c.statement
+    edges = []
+    for e in lineage.edges:
+        identity = e.subtype == "IDENTITY" and e.kind == DIRECT and not e.masking
+        props = EdgeProps(
+            SOURCE_FORMAT, transformation="Identity" if identity else e.subtype.title(), kind=e.kind,
+            subtype=e.subtype, masking=e.masking, confidence=BY_NAME_CONFIDENCE if e.by_name else 1.0, query=query,
+            program=c.job, run=c.run, run_time=c.ts, transformations=e.transformations)
+        edges.append(FieldEdge(make_field_urn(c.dataset, e.column), make_field_urn(urns[e.table], e.path), props))
+    fields = tuple(make_field_urn(c.dataset, col) for col in lineage.columns)
+    change = JobLineageChange(c.dataset, c.job, SOURCE_FORMAT, c.run, tuple(edges), fields, ts=c.ts, origin=c.origin)
+    return Derived(change, lineage)
+
+
+def columns_of(st: DatasetState | None) -> list[str]:
+    """A stored dataset's current columns as dotted paths, in schema order."""
+    if st is None:
+        return []
+    live = [f for f in st.fields.values() if not f.placeholder and not f.removed]
+    live.sort(key=lambda f: (f.position is None, f.position or 0, f.fieldPath))
+    return list(dict.fromkeys(v1_path(f.fieldPath) for f in live))
+
+
+def _where(c: SqlChange) -> str:
+    return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
+
+
+
+@dataclass(frozen=True, slots=True)
+class StoredQuery:
+    """A query the graph holds: its statement and the datasets whose lineage names it (with their upstreams)."""
+
+    urn: str
+    statement: str | None
+    language: str | None
+    datasets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def queries_named(changes: Sequence[Change]) -> list[str]:
+    """The queries a batch brings or names (to read before :func:`query_lineage`)."""
+    urns: dict[str, None] = {}
+    for c in changes:
+        if isinstance(c, QueryChange):
+            urns[c.dataset] = None
+        elif isinstance(c, LineageChange):
+            urns.update((q, None) for q, _ in c.queries)
+    return list(urns)
+
+
+def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery]) -> list[SqlChange]:
+    """The SQL changes that the batch's queries and query references make, with the stored ones (the module)."""
+    statements = {c.dataset: c for c in changes if isinstance(c, QueryChange)}  # the newest in the batch wins
+    out: dict[tuple[str, str], SqlChange] = {}
+    for c in changes:
+        if isinstance(c, LineageChange) and c.aspect == UPSTREAM_LINEAGE:
+            for q, ups in c.queries:
+                text = statements[q].statement if q in statements else (stored[q].statement if q in stored else None)
+                if text:
+                    _add_query_change(out, q, text, c.dataset, ups, c.ts, c.origin)
+    for q, qc in statements.items():
+        for dataset, ups in stored[q].datasets if q in stored else ():
+            if (dataset, q) not in out:
+                _add_query_change(out, q, qc.statement, dataset, ups, qc.ts, qc.origin)
+    return list(out.values())
+
+
+def _add_query_change(out: dict[tuple[str, str], SqlChange], query: str, text: str, dataset: str,
+                      upstreams: Sequence[str], ts: int, origin: str) -> None:
+    d = DatasetUrn.parse(dataset)
+    dialect = dialect_of(d.platform)
+    try:
+        statements = [s for s in parse_statements(text, dialect) if s.kind != "other"]
+    except EventError as exc:
+        log.warning("%s: query %s cannot be read: %s", dataset, query, exc)
+        return
+    names = {DatasetUrn.parse(u).name: u for u in upstreams}
+    writes = [s for s in statements if s.target and match_tables([s.target], {d.name: dataset})]
+    if not writes and len(statements) == 1:
+        writes = statements
+    if len(writes) != 1:
+        log.warning("%s: query %s has %d statements that could write it; none used", dataset, query, len(writes))
+        return
+    st = writes[0]
+    found = match_tables(st.tables, names)
+    tables = tuple((k, found.get(k) or make_dataset_urn(d.platform, k, d.env)) for k in st.tables)
+    out[(dataset, query)] = SqlChange(dataset, query, st.text, dialect, tables, st.target or "", None, query, ts,
+                                      origin, strict=False)

@@ -1,0 +1,100 @@
+"""``fieldgraph sql``: field lineage derived from SQL statements, against the schemas in the graph."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from fieldgraph.errors import InputError, NotFoundError
+from fieldgraph.ingest.cli.boundary import about, finish
+from fieldgraph.ingest.cli.options import AsJson, GraphName, GraphUri, open_graph
+from fieldgraph.ingest.cli.render import Name, dump, err, out, plural, short
+from fieldgraph.normalizers import FieldUrn
+
+
+def sql_cmd(
+    files: list[Path] = typer.Argument(..., help="SQL files (statements separated by ';'), or - for stdin."),
+    dialect: str = typer.Option(None, "--dialect", "-d", help="sqlglot's dialect (spark, postgres, snowflake, "
+                                "bigquery, ...); default: sqlglot's own."),
+    target: str = typer.Option(None, "--target", help="The table (a name or dataset URN) a SELECT's results go to; "
+                               "statements that name their table (INSERT, CREATE ... AS, MERGE) need none."),
+    platform: str = typer.Option(None, "--platform", help="The DataHub platform of the tables (default: from the "
+                                 "dialect)."),
+    database: str = typer.Option(None, "--database", help="Put before unqualified table names (db or db.schema)."),
+    env: str = typer.Option("PROD", "--env", help="The datasets' environment."),
+    job: str = typer.Option(None, "--job", help="The job the edges are kept under (default: one per statement)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the lineage, write nothing."),
+    as_json: AsJson = False,
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Derive field lineage from SQL and write it: each column a statement writes, from the columns it reads
+    (SELECT * and unqualified names resolved against the schemas the graph holds), DIRECT or INDIRECT with
+    OpenLineage's subtypes. A statement that cannot be parsed is an error with its line and column."""
+    import time
+
+    from fieldgraph.graph.sql import Derived, derive_each
+    from fieldgraph.ingest.sources.sql import TableNames, platform_of, sql_changes
+
+    names = TableNames(platform or platform_of(dialect), env, database)
+    changes: list[Any] = []
+    now = int(time.time() * 1000)
+    for path in files:
+        text = sys.stdin.read() if str(path) == "-" else _read(path)
+        with about(Path("<stdin>") if str(path) == "-" else path):
+            changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now,
+                                   origin=str(path))
+    report = None
+    try:
+        with open_graph(graph, graph_name, create=not dry_run) as g:
+            derived = [d for d in g.derive_sql(changes) if isinstance(d, Derived)]
+            report = None if dry_run else g.ingest(changes)
+    except NotFoundError:
+        if not dry_run:
+            raise
+        err.print(Text("no graph here: nothing to resolve names against (every reference by name)", style="yellow"))
+        derived = [d for d in derive_each(changes, {}) if isinstance(d, Derived)]
+    if report is not None and report.refused:
+        raise InputError("; ".join(f"{origin}: {reason}" for origin, reason in report.refused))
+    result = [_json(d) for d in derived]
+    if as_json:
+        dump({"statements": result, "written": report is not None})
+        finish()
+        return
+    for d, r in zip(derived, result, strict=True):
+        t = Table(title=f"{short(d.change.dataset)}  ({d.change.job})", title_justify="left")
+        for col in ("column", "from", "kind", "subtype", "masking", "confidence"):
+            t.add_column(col, overflow="fold")
+        for e in r["edges"]:
+            t.add_row(e["column"], Name(short(e["from"])), e["kind"], e["subtype"], "yes" if e["masking"] else "",
+                      f"{e['confidence']:g}")
+        out.print(t)
+        if r["unresolved"]:
+            out.print(Text(f"unresolved (no schema lists them): {', '.join(r['unresolved'])}", style="yellow"))
+    edges = sum(len(r["edges"]) for r in result)
+    verb = "would write" if dry_run else "wrote"
+    out.print(Text(f"{verb} {plural(edges, 'edge')} from {plural(len(result), 'statement')}"))
+    finish()
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {path}: {exc}") from None
+
+
+def _json(d: Any) -> dict[str, Any]:
+    return {
+        "target": d.change.dataset, "job": d.change.job, "columns": list(d.lineage.columns),
+        "unresolved": list(d.lineage.unresolved),
+        "edges": [{"column": FieldUrn.parse(e.downstream).field_path, "to": e.downstream, "from": e.upstream,
+                   "kind": e.props.kind, "subtype": e.props.subtype, "masking": e.props.masking,
+                   "confidence": e.props.confidence, "transformations": list(e.props.transformations)}
+                  for e in d.change.edges],
+    }

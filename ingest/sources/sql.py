@@ -1,0 +1,117 @@
+"""SQL events: statements whose field lineage the graph derives (:mod:`fieldgraph.sqllineage`).
+
+The event form (files, Kafka, ``POST /api/v1/events``)::
+
+    {"sql": "INSERT INTO mart.daily SELECT ...; ...", "dialect": "spark", "platform": "hive",
+     "database": "shop", "env": "PROD", "target": null, "job": "nightly_mart", "run": "2026-11-25",
+     "time": "2026-11-25T02:00:00Z"}
+
+Only ``sql`` is required. Each statement that writes a table (INSERT, CREATE TABLE/VIEW AS, MERGE)
+becomes one :class:`~fieldgraph.changes.SqlChange`; a SELECT needs ``target`` (the table that holds its
+results: a name or a dataset URN); other statements (DDL, SET, USE) are skipped. Table names become
+dataset URNs on ``platform`` (default: the dialect, else ``sql``), an unqualified name prefixed with
+``database``. ``job`` names the job the edges are kept under (default: one per statement text, so
+re-running a statement refreshes its edges instead of adding a job); ``time`` (ms or ISO 8601, default 0)
+stamps them. A statement sqlglot cannot parse is rejected with its line, column and message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from fieldgraph.changes import Change, SqlChange
+from fieldgraph.errors import EventError
+from fieldgraph.normalizers.urns import make_dataset_urn
+from fieldgraph.sqllineage import SqlError, Statement, parse_statements
+
+SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
+#: sqlglot dialect -> DataHub platform, where the names differ
+_PLATFORMS = {"tsql": "mssql", "postgres": "postgres", "spark": "hive", "spark2": "hive", "databricks": "databricks",
+              "bigquery": "bigquery", "snowflake": "snowflake", "redshift": "redshift", "hive": "hive",
+              "trino": "trino", "presto": "presto", "duckdb": "duckdb", "mysql": "mysql", "oracle": "oracle",
+              "athena": "athena", "clickhouse": "clickhouse", "teradata": "teradata", "sqlite": "sqlite"}
+
+
+def is_sql_event(obj: dict[str, Any]) -> bool:
+    return isinstance(obj.get("sql"), str) and "entityType" not in obj and "eventTime" not in obj
+
+
+def platform_of(dialect: str | None) -> str:
+    return _PLATFORMS.get((dialect or "").lower(), (dialect or "sql").lower())
+
+
+class TableNames:
+    """SQL table names -> dataset URNs: ``platform``, ``env``, and ``database`` before unqualified names."""
+
+    def __init__(self, platform: str, env: str = "PROD", database: str | None = None) -> None:
+        self.platform, self.env, self.database = platform, env, database
+
+    def urn(self, name: str) -> str:
+        if name.startswith("urn:li:dataset:"):
+            return name
+        if self.database and "." not in name:
+            name = f"{self.database}.{name}"
+        return make_dataset_urn(self.platform, name, self.env)
+
+
+def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str | None = None, target: str | None = None,
+                run: str | None = None, ts: int = 0, origin: str = "") -> list[Change]:
+    """The SQL changes of a text of statements (see the module), or :class:`SqlError`."""
+    statements = parse_statements(text, dialect)
+    out: list[Change] = []
+    for st in statements:
+        if st.kind == "other":
+            continue
+        if st.kind == "select" and not target:
+            if len(statements) == 1:
+                raise SqlError("a SELECT writes no table: give the target that holds its results")
+            continue
+        out.append(sql_change(st, names, job=job, target=None if st.target else target, run=run, ts=ts, origin=origin))
+    if not out:
+        raise SqlError("no statement writes a table (INSERT, CREATE TABLE/VIEW AS, MERGE, or a SELECT with a target)")
+    return out
+
+
+def sql_change(st: Statement, names: TableNames, *, job: str | None = None, target: str | None = None,
+               run: str | None = None, ts: int = 0, origin: str = "", query: str | None = None) -> SqlChange:
+    """One statement's change; ``target`` (a name or URN) for a SELECT."""
+    dataset = names.urn(st.target or target or "")
+    tables = tuple((key, names.urn(key)) for key in st.tables)
+    key = st.target or (target if target and not target.startswith("urn:") else "")
+    return SqlChange(dataset, job or statement_job(st.text), st.text, st.dialect, tables, key, run, query, ts, origin)
+
+
+def statement_job(text: str) -> str:
+    """The job of a statement sent without one: its text's digest (one job per distinct statement)."""
+    return "sql:" + hashlib.sha256(" ".join(text.split()).encode()).hexdigest()[:16]
+
+
+def decode_sql_event(obj: dict[str, Any], origin: str = "") -> list[Change]:
+    unknown = sorted(set(obj) - SQL_KEYS)
+    if unknown:
+        raise EventError(f"unknown keys {unknown} in a SQL event (expected {sorted(SQL_KEYS)})")
+    for key in SQL_KEYS - {"time"}:
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise EventError(f"{key} must be a string, got {type(obj[key]).__name__}", where=key)
+    dialect = obj.get("dialect") or None
+    names = TableNames(obj.get("platform") or platform_of(dialect), obj.get("env") or "PROD", obj.get("database"))
+    try:
+        return sql_changes(obj["sql"], dialect=dialect, names=names, job=obj.get("job"), target=obj.get("target"),
+                           run=obj.get("run"), ts=_ms(obj.get("time")), origin=origin)
+    except SqlError as exc:
+        raise EventError(str(exc), where="sql") from None
+
+
+def _ms(value: Any) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            pass
+    raise EventError(f"time must be milliseconds or an ISO 8601 time, got {value!r}", where="time")
