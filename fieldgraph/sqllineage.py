@@ -50,6 +50,8 @@ _RANK = {"IDENTITY": 0, "TRANSFORMATION": 1, "AGGREGATION": 2}
 _MASKING_CLASSES: tuple[type[exp.Expression], ...] = (exp.MD5, exp.SHA, exp.SHA2, exp.Count)
 _MASKING_NAMES = frozenset({"MD5", "SHA", "SHA1", "SHA2", "SHA256", "SHA512", "HASH", "FARM_FINGERPRINT",
                             "MD5_HEX", "SHA1_HEX", "SHA2_HEX", "XXHASH64", "MURMUR3_32_HASH", "COUNT_IF"})
+_MASKING_PREFIXES = ("SHA", "MD5", "HASH", "FARMFINGERPRINT")
+_NAVIGATION: tuple[type[exp.Expression], ...] = (exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue, exp.NthValue)
 _DIALECTS = frozenset(d.value for d in Dialects if d.value)
 _ARRAY_FUNCTIONS = frozenset({"EXPLODE", "EXPLODE_OUTER", "POSEXPLODE", "POSEXPLODE_OUTER", "INLINE", "FLATTEN"})
 
@@ -124,18 +126,30 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     tables: dict[str, None] = {}
     if query is not None:
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        for t in query.find_all(exp.Table):
+        written = _written_table(tree) if kind != "select" else None
+        for t in tree.find_all(exp.Table):
             name = table_key(t)
-            if t.name and name not in ctes and name != target and not isinstance(t.this, exp.Func):
+            if t is not written and t.name and name not in ctes and not isinstance(t.this, exp.Func):
                 tables[name] = None
-        if kind == "merge" and target in {table_key(t) for t in _merge_source_tables(tree)}:
-            tables[target or ""] = None
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
 
 
-def _merge_source_tables(tree: exp.Expression) -> Iterable[exp.Table]:
-    using = tree.args.get("using")
-    return using.find_all(exp.Table) if isinstance(using, exp.Expression) else ()
+def _written_table(tree: exp.Expression) -> exp.Expression | None:
+    this = tree.this
+    return this.this if isinstance(this, exp.Schema) else this
+
+
+def _query_of(tree: exp.Expression) -> exp.Expression:
+    """The query an INSERT or CREATE writes, with the CTEs written before the INSERT (``WITH x AS (...) INSERT``)."""
+    query = tree.expression
+    outer = tree.args.get("with_")
+    if outer is None:
+        return query
+    query = query.copy()
+    inner = query.args.get("with_")
+    ctes = [c.copy() for c in outer.expressions] + (list(inner.expressions) if inner is not None else [])
+    query.set("with_", exp.With(expressions=ctes, recursive=outer.args.get("recursive")))
+    return query
 
 
 def _target(this: Any) -> tuple[str | None, tuple[str, ...]]:
@@ -258,8 +272,7 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None) ->
         if statement.kind == "merge":
             outputs = walk.merge(tree, name)
         else:
-            query = tree if statement.kind == "select" else tree.expression
-            outputs = walk.query(query)
+            outputs = walk.query(tree if statement.kind == "select" else _query_of(tree))
     except (OptimizeError, SchemaError) as exc:
         raise SqlError(str(exc).splitlines()[0], where=f"statement {statement.index + 1}") from None
     names = _target_columns(statement, outputs, known.get(name))
@@ -472,10 +485,17 @@ class _Walk:
         select = scope.expression
         shared: Deps = {}
         for key, subtype in (("where", "FILTER"), ("having", "FILTER"), ("qualify", "FILTER"),
-                             ("group", "GROUP_BY"), ("order", "SORT")):
+                             ("group", "GROUP_BY")):
             node = select.args.get(key)
             if node is not None:
                 self.visit(node, scope, _Ctx(subtype), shared)
+        if select.args.get("order") is not None:  # ORDER BY names the output columns first
+            aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
+            for ordered in select.args["order"].expressions:
+                key = ordered.this
+                if isinstance(key, exp.Column) and key.name.lower() in aliases:
+                    key = aliases[key.name.lower()]
+                self.visit(key, scope, _Ctx("SORT"), shared)
         for join in select.args.get("joins") or []:
             for key in ("on", "using"):
                 node = join.args.get(key)
@@ -497,7 +517,7 @@ class _Walk:
             self.visit(projection, scope, _Ctx(), deps)
             for src, roles in shared.items():
                 _add(deps, src, roles)
-            out.append((projection.alias_or_name if projection.alias_or_name else projection.sql(), deps))
+            out.append((_output_name(projection), deps))
         return out
 
     def _using(self, ident: exp.Expression, join: exp.Join, scope: Scope, into: Deps) -> None:
@@ -534,8 +554,8 @@ class _Walk:
         elif isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
             child_ctx = ctx if ctx.indirect else _Ctx("FILTER")
         elif _masks(node):
-            child_ctx = ctx.aggregated(True) if isinstance(node, exp.AggFunc) else ctx.masking()
-        elif isinstance(node, exp.AggFunc):
+            child_ctx = ctx.aggregated(True) if _aggregates(node) else ctx.masking()
+        elif _aggregates(node):
             child_ctx = ctx.aggregated(False)
         else:
             child_ctx = ctx.transformed()
@@ -568,7 +588,12 @@ class _Walk:
             if node.args.get(key) is not None:
                 self.visit(node.args[key], scope, ctx.transformed(), into)
 
-    _SPECIAL = {exp.Window: _window, exp.Case: _case, exp.If: _if}
+    def _filter(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """``agg(x) FILTER (WHERE c)``: x as the aggregate makes it, c FILTER."""
+        self.visit(node.this, scope, ctx, into)
+        self.visit(node.expression, scope, ctx.as_indirect("FILTER"), into)
+
+    _SPECIAL = {exp.Window: _window, exp.Case: _case, exp.If: _if, exp.Filter: _filter}
 
     def _subquery(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
         """A subquery inside an expression (scalar, IN, EXISTS): all it reads, through ``ctx``."""
@@ -661,6 +686,16 @@ def _is_unnest_alias(expr: exp.Expression, name: str) -> bool:
     return isinstance(alias, exp.TableAlias) and alias.name.lower() == name.lower()
 
 
+def _output_name(projection: exp.Expression) -> str:
+    """A SELECT's column name: its alias (or column), lower-case unless quoted (SQL names are case-insensitive)."""
+    ident = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
+    if ident is None and isinstance(projection, exp.Column):
+        ident = projection.this
+    if isinstance(ident, exp.Identifier):
+        return ident.name if ident.quoted else ident.name.lower()
+    return projection.alias_or_name or projection.sql()
+
+
 def _dotted(node: exp.Dot) -> tuple[exp.Column | None, tuple[str, ...]]:
     """``col.a.b`` (a Dot chain over a column) -> (the column, ("a", "b"))."""
     names: list[str] = []
@@ -674,10 +709,18 @@ def _dotted(node: exp.Dot) -> tuple[exp.Column | None, tuple[str, ...]]:
 
 
 def _masks(node: exp.Expression) -> bool:
+    """A hash (by sqlglot's class, its SQL name or an unknown function's name) or a count."""
     if isinstance(node, _MASKING_CLASSES):
         return True
-    return isinstance(node, exp.Func) and (node.sql_name().upper() in _MASKING_NAMES
-                                           or (isinstance(node, exp.Anonymous) and node.name.upper() in _MASKING_NAMES))
+    if not isinstance(node, exp.Func):
+        return False
+    name = node.name.upper() if isinstance(node, exp.Anonymous) else node.sql_name().upper()
+    return name in _MASKING_NAMES or type(node).__name__.upper().startswith(_MASKING_PREFIXES)
+
+
+def _aggregates(node: exp.Expression) -> bool:
+    """An aggregate (also over a window); LAG, LEAD and the other navigation functions only move values."""
+    return isinstance(node, exp.AggFunc) and not isinstance(node, _NAVIGATION)
 
 
 def _column_types(paths: Sequence[str]) -> dict[str, str]:

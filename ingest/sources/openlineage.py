@@ -18,7 +18,9 @@ An output with no column lineage (no ``columnLineage`` nor ``lineage`` facet, in
 has a ``sql`` facet gets the lineage the graph derives from that SQL (:mod:`fieldgraph.sqllineage`,
 the facet's ``dialect`` or the output's platform): the statement that writes the output (by name), or
 the only one; table names map to the event's input datasets by name, else to the output's namespace.
-Lineage the producer sent is never overridden. A statement that cannot be parsed rejects the event.
+Lineage the producer sent is never overridden. A statement sqlglot cannot parse is logged with its line,
+column and reason, and the event's other facets are written all the same (the facet is a hint, not the
+event's substance).
 
 Lineage from FAIL and ABORT events is ignored (their schemas are read). ``namespace``/``name`` map
 to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
@@ -27,6 +29,7 @@ to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -41,6 +44,7 @@ from fieldgraph.normalizers.urns import DatasetUrn, make_dataset_urn, make_field
 from fieldgraph.sqllineage import SqlError, dialect_of, match_tables, parse_statements
 
 SOURCE_FORMAT = "openlineage"
+log = logging.getLogger("fieldgraph.sources")
 MAPPING_ENV = "FIELDGRAPH_OPENLINEAGE_PLATFORMS"
 
 #: URI scheme (or bare namespace) -> DataHub platform
@@ -370,8 +374,9 @@ def _sql_lineage(obj: dict[str, Any], mapping: PlatformMapping, query: str, dial
     dialect = dialect if isinstance(dialect, str) and dialect else dialect_of(DatasetUrn.parse(outputs[0][2]).platform)
     try:
         statements = [s for s in parse_statements(query, dialect) if s.kind != "other"]
-    except SqlError as exc:
-        raise EventError(str(exc), where="job.facets.sql.query") from None
+    except SqlError as exc:  # the facet is a hint: the event's schemas and facets are written all the same
+        log.warning("%s: no lineage derived from job.facets.sql.query: %s", origin or job, exc)
+        return []
     out: list[Change] = []
     for ns, name, urn in outputs:
         writes = [s for s in statements if s.target and match_tables([s.target], {name: urn})]

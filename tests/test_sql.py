@@ -1,0 +1,339 @@
+"""Field lineage derived from SQL: statements, SQL events, ``fieldgraph sql``, OpenLineage ``sql`` facets and
+DataHub queries joined to ``upstreamLineage``; the graph cases on both backends (the corpus: test_sql_corpus.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from typer.testing import CliRunner
+
+from fieldgraph.changes import LineageChange, QueryChange, SqlChange
+from fieldgraph.errors import EventError, SqlError
+from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.cli import app
+from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
+from fieldgraph.ingest.sources import decode_event
+from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, parse_statements
+
+from .conftest import ds, ingest, mcp, schema_event
+
+ORDERS = ds("shop.orders")
+TOTALS = ds("shop.totals")
+QUERY = "urn:li:query:totals-by-customer"
+TOTALS_SQL = ("INSERT INTO shop.totals SELECT customer_id, SUM(amount) AS total, COUNT(DISTINCT email) AS buyers "
+              "FROM shop.orders WHERE status = 'paid' GROUP BY customer_id")
+
+
+def orders_schema(ts: int = 1) -> dict:
+    return schema_event(ORDERS, ["order_id", "customer_id", "email", "amount", "status"], ts)
+
+
+def sql_event(sql: str, **kw: object) -> dict:
+    return {"sql": sql, "dialect": "spark", "database": "shop", "time": 1000, **kw}
+
+
+def edges_of(graph, dataset: str) -> dict[tuple[str, str], dict]:
+    """(downstream path, upstream path) -> edge properties of the SQL-derived edges into ``dataset``."""
+    out = {}
+    for f in graph.fields(dataset):
+        for h in graph.upstream(f["urn"], depth=1).hops:
+            if h.edge.get("sourceFormat") == "sql":
+                out[(f["fieldPath"], h.fieldPath)] = h.edge
+    return out
+
+
+# --- statements --------------------------------------------------------------------------------------
+
+
+def test_statements_say_what_they_write_and_read() -> None:
+    text = """USE shop; WITH paid AS (SELECT * FROM orders WHERE status = 'paid')
+              INSERT INTO mart.t (a, b) SELECT customer_id, amount FROM paid;
+              CREATE VIEW v AS SELECT * FROM orders o JOIN customers c USING (customer_id);
+              MERGE INTO c USING orders s ON c.id = s.customer_id WHEN MATCHED THEN UPDATE SET c.x = s.amount;
+              SELECT 1"""
+    kinds = [(s.kind, s.target, s.columns, s.tables) for s in parse_statements(text, "spark")]
+    assert kinds == [("other", None, (), ()), ("insert", "mart.t", ("a", "b"), ("orders",)),
+                     ("create_view", "v", (), ("orders", "customers")), ("merge", "c", (), ("orders",)),
+                     ("select", None, (), ())]
+
+
+@pytest.mark.parametrize("text, where", [
+    ("SELECT a FROM t WHERE", "line 1, column 21"),
+    ("INSERT INTO t\nSELECT CASE a FROM s", "line 2, column 13: Expected END after CASE"),
+    ("SELECT (a FROM t", "line 1"),
+])
+def test_a_statement_that_cannot_be_parsed_names_line_and_column(text: str, where: str) -> None:
+    with pytest.raises(SqlError, match=where):
+        parse_statements(text, "spark")
+
+
+def test_an_unknown_dialect_is_an_error() -> None:
+    with pytest.raises(SqlError, match="nosuchsql"):
+        parse_statements("SELECT 1", "nosuchsql")
+
+
+# --- the SQL event form --------------------------------------------------------------------------------
+
+
+def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
+    changes = decode_event(sql_event("SET x = 1; " + TOTALS_SQL + "; CREATE TABLE r AS SELECT * FROM shop.totals",
+                                     job="nightly", run="r1", time="2026-01-01T00:00:00Z"), "f.jsonl:3")
+    assert [type(c) for c in changes] == [SqlChange, SqlChange]
+    first, second = changes
+    assert first.dataset == TOTALS and first.tables == (("shop.orders", ORDERS),) and first.job == "nightly"
+    assert first.run == "r1" and first.ts == 1767225600000 and first.origin == "f.jsonl:3"
+    assert second.dataset == ds("shop.r") and second.tables == (("shop.totals", TOTALS),)
+    # without a job: one per statement text (whitespace aside)
+    a, = decode_event(sql_event(TOTALS_SQL))
+    b, = decode_event(sql_event(TOTALS_SQL.replace(" ", "\n  ")))
+    assert a.job == b.job and a.job.startswith("sql:")
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"sql": "SELECT a FROM t"}, "a SELECT writes no table: give the target"),
+    ({"sql": "CREATE TABLE t (a INT)"}, "no statement writes a table"),
+    ({"sql": "SELECT a FROM", "target": "x"}, r"sql: the statement: line 1, column 13"),
+    ({"sql": TOTALS_SQL, "dialect": 3}, "dialect must be a string"),
+    ({"sql": TOTALS_SQL, "time": "yesterday"}, "time must be milliseconds or an ISO 8601 time"),
+    ({"sql": TOTALS_SQL, "tables": {}}, r"unknown keys \['tables'\]"),
+])
+def test_bad_sql_events_say_what_is_wrong(event: dict, message: str) -> None:
+    with pytest.raises(EventError, match=message):
+        decode_event(event)
+
+
+# --- on the graph -----------------------------------------------------------------------------------------
+
+
+def test_sql_lineage_on_the_graph_with_the_edge_vocabulary(graph) -> None:
+    ingest(graph, orders_schema(), sql_event(TOTALS_SQL, job="nightly"))
+    edges = edges_of(graph, TOTALS)
+    assert set(edges) == {
+        ("customer_id", "customer_id"), ("customer_id", "status"),
+        ("total", "amount"), ("total", "customer_id"), ("total", "status"),
+        ("buyers", "email"), ("buyers", "customer_id"), ("buyers", "status")}
+    same = edges[("customer_id", "customer_id")]
+    assert (same["kind"], same["subtype"], same["transformation"]) == ("DIRECT", "IDENTITY", "Identity")
+    assert same["transformations"] == ["DIRECT/IDENTITY", "INDIRECT/GROUP_BY"]
+    assert same["sourceFormat"] == "sql" and same["program"] == "nightly" and same["source"] == "nightly"
+    assert same["query"].startswith("INSERT INTO shop.totals") and same["confidenceScore"] == 1.0
+    assert edges[("total", "amount")]["subtype"] == "AGGREGATION"
+    assert (edges[("total", "status")]["kind"], edges[("total", "status")]["subtype"]) == ("INDIRECT", "FILTER")
+    # COUNT masks (OpenLineage): a tag on email does not reach buyers
+    assert edges[("buyers", "email")]["masking"] is True
+    assert {f["fieldPath"] for f in graph.fields(TOTALS)} == {"customer_id", "total", "buyers"}
+
+
+def test_star_and_positional_inserts_follow_the_stored_schema_order(graph) -> None:
+    # the schema's order is not alphabetical: SELECT * and INSERT without a column list keep it
+    ingest(graph, schema_event(ORDERS, ["status", "order_id", "amount"], 1),
+           schema_event(TOTALS, ["s", "o", "a"], 1),
+           sql_event("INSERT INTO totals SELECT * FROM orders"))
+    edges = edges_of(graph, TOTALS)
+    assert set(edges) == {("s", "status"), ("o", "order_id"), ("a", "amount")}
+    assert all(e["subtype"] == "IDENTITY" for e in edges.values())
+
+
+def test_a_table_without_a_schema_is_read_by_name_then_resolved(graph) -> None:
+    ingest(graph, sql_event("INSERT INTO totals SELECT o.customer_id, o.amount * 2 AS doubled FROM orders o"))
+    edges = edges_of(graph, TOTALS)
+    assert set(edges) == {("customer_id", "customer_id"), ("doubled", "amount")}
+    assert {e["confidenceScore"] for e in edges.values()} == {BY_NAME_CONFIDENCE}
+    placeholders = {f["fieldPath"] for f in graph.fields(ORDERS) if f.get("placeholder")}
+    assert placeholders == {"customer_id", "amount"}
+    ingest(graph, orders_schema(5))  # the schema arrives: the placeholders become its fields
+    assert not any(f.get("placeholder") for f in graph.fields(ORDERS))
+    assert {h.fieldPath for h in graph.upstream(field_urn(TOTALS, "doubled")).hops} == {"amount"}
+
+
+def test_unplaceable_names_make_no_edge(graph, caplog) -> None:
+    caplog.set_level(logging.INFO, "fieldgraph.graph")
+    ingest(graph, orders_schema(), sql_event("INSERT INTO totals SELECT * FROM mystery"))
+    assert edges_of(graph, TOTALS) == {} and "* could not be placed" in caplog.text
+    ingest(graph, sql_event("INSERT INTO t2 SELECT x FROM mystery JOIN other ON mystery.k = other.k"))
+    assert {(d, u) for d, u in edges_of(graph, ds("shop.t2"))} == {("x", "k")}  # the join keys only
+
+
+def test_a_script_reads_the_tables_it_created(graph) -> None:
+    ingest(graph, orders_schema(), sql_event(
+        "CREATE TABLE tmp AS SELECT customer_id, amount FROM orders WHERE amount > 0;"
+        "INSERT INTO totals SELECT * FROM tmp"))
+    up = graph.upstream(field_urn(TOTALS, "amount"))
+    assert [(h.depth, h.fieldPath, h.datasetUrn) for h in up.hops if h.edge["kind"] == "DIRECT"] == [
+        (1, "amount", ds("shop.tmp")), (2, "amount", ORDERS)]
+
+
+def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
+    ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
+    n = graph.stats()["dataDerivedFromEdges"]
+    ingest(graph, sql_event(TOTALS_SQL, time=5000))
+    assert graph.stats()["dataDerivedFromEdges"] == n
+    edge = edges_of(graph, TOTALS)[("total", "amount")]
+    assert (edge["firstSeen"], edge["lastSeen"]) == (1000, 5000)
+
+
+# --- OpenLineage -------------------------------------------------------------------------------------------
+
+
+def ol_event(output_facets: dict, sql: str, dialect: str | None = "postgres") -> dict:
+    facet = {"query": sql, **({"dialect": dialect} if dialect else {})}
+    return {
+        "eventType": "COMPLETE", "eventTime": "2025-01-01T00:00:00Z", "producer": "https://example.com/p",
+        "run": {"runId": "01a20188-88c7-7771-a233-a2a83086b505"},
+        "job": {"namespace": "airflow", "name": "mart.totals", "facets": {"sql": facet}},
+        "inputs": [{"namespace": "postgres://db:5432", "name": "shop.public.orders", "facets": {"schema": {"fields": [
+            {"name": n, "type": "TEXT"} for n in ("order_id", "customer_id", "email", "amount", "status")]}}}],
+        "outputs": [{"namespace": "postgres://db:5432", "name": "shop.public.totals", "facets": output_facets}],
+    }
+
+
+PG_ORDERS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.orders,PROD)"
+PG_TOTALS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.totals,PROD)"
+PG_SQL = "INSERT INTO public.totals SELECT customer_id, SUM(amount) AS total FROM public.orders GROUP BY customer_id"
+
+
+def test_openlineage_sql_facets_give_lineage_where_the_producer_sent_none(graph) -> None:
+    changes = decode_event(ol_event({}, PG_SQL))
+    (sql,) = [c for c in changes if isinstance(c, SqlChange)]
+    assert sql.dataset == PG_TOTALS and sql.tables == (("public.orders", PG_ORDERS),)
+    assert sql.job == "openlineage:airflow/mart.totals" and sql.run == "01a20188-88c7-7771-a233-a2a83086b505"
+    ingest(graph, ol_event({}, PG_SQL))
+    edges = edges_of(graph, PG_TOTALS)
+    assert set(edges) == {("customer_id", "customer_id"), ("total", "amount"), ("total", "customer_id")}
+    assert edges[("total", "amount")]["program"] == "openlineage:airflow/mart.totals"
+
+
+def test_openlineage_column_lineage_is_never_overridden() -> None:
+    cll = {"columnLineage": {"fields": {"total": {"inputFields": [
+        {"namespace": "postgres://db:5432", "name": "shop.public.orders", "field": "status"}]}}}}
+    changes = decode_event(ol_event(cll, PG_SQL))
+    assert not any(isinstance(c, SqlChange) for c in changes)
+    (job,) = [c for c in changes if c.aspect == "jobLineage"]
+    assert [(e.downstream, e.upstream) for e in job.edges] == [
+        (field_urn(PG_TOTALS, "total"), field_urn(PG_ORDERS, "status"))]
+
+
+def test_an_unparseable_sql_facet_keeps_the_rest_of_the_event(caplog) -> None:
+    changes = decode_event(ol_event({}, "INSERT INTO x SELECT FROM WHERE"), "ol.jsonl:7")
+    assert [type(c).__name__ for c in changes] == ["SchemaChange"]
+    assert "ol.jsonl:7: no lineage derived from job.facets.sql.query" in caplog.text and "line 1" in caplog.text
+
+
+# --- DataHub queries ------------------------------------------------------------------------------------
+
+
+def query_event(statement: str, ts: int = 5) -> dict:
+    stamp = {"time": ts, "actor": "urn:li:corpuser:datahub"}
+    return {"entityType": "query", "entityUrn": QUERY, "changeType": "UPSERT", "aspectName": "queryProperties",
+            "aspect": {"json": {"statement": {"value": statement, "language": "SQL"}, "source": "SYSTEM",
+                                "created": stamp, "lastModified": stamp}}}
+
+
+def upstream_lineage(ts: int, query: str | None = QUERY, fine: list | None = None) -> dict:
+    up = {"dataset": ORDERS, "type": "TRANSFORMED", **({"query": query} if query else {})}
+    return mcp(TOTALS, "upstreamLineage", {"upstreams": [up], **({"fineGrainedLineages": fine} if fine else {})}, ts)
+
+
+def test_datahub_queries_and_the_lineage_naming_them_decode() -> None:
+    (q,) = decode_event(query_event(TOTALS_SQL))
+    assert q == QueryChange(QUERY, TOTALS_SQL, "SQL", 5, "")
+    (lin,) = decode_event(upstream_lineage(10))
+    assert isinstance(lin, LineageChange) and lin.queries == ((QUERY, (ORDERS,)),)
+    # field lineage given for the query (or for that upstream): nothing to derive
+    fine = [{"upstreamType": "FIELD_SET", "upstreams": [field_urn(ORDERS, "amount")], "downstreamType": "FIELD",
+             "downstreams": [field_urn(TOTALS, "total")], "query": QUERY}]
+    assert decode_event(upstream_lineage(10, fine=fine))[0].queries == ()
+    fine[0].pop("query")
+    assert decode_event(upstream_lineage(10, fine=fine))[0].queries == ()
+
+
+@pytest.mark.parametrize("order", ["query first", "lineage first"])
+def test_a_datahub_query_joins_the_lineage_that_names_it_in_either_order(graph, order) -> None:
+    ingest(graph, orders_schema())
+    events = [query_event(TOTALS_SQL), upstream_lineage(10)]
+    for e in events if order == "query first" else events[::-1]:
+        ingest(graph, e)
+    edges = edges_of(graph, TOTALS)
+    assert ("total", "amount") in edges and len(edges) == 8
+    assert {e["program"] for e in edges.values()} == {QUERY} and edges[("total", "amount")]["query"] == QUERY
+
+
+def test_a_newer_lineage_without_the_query_stops_the_join(graph) -> None:
+    ingest(graph, orders_schema(), upstream_lineage(10), upstream_lineage(20, query=None))
+    ingest(graph, query_event(TOTALS_SQL))
+    assert edges_of(graph, TOTALS) == {}
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli(graph, monkeypatch):
+    monkeypatch.setenv("FIELDGRAPH_GRAPH", graph.uri)
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0, stdin: str | None = None):
+        res = runner.invoke(app, list(args), input=stdin)
+        assert res.exit_code == code, (res.exit_code, res.output, res.stderr if res.stderr_bytes else "")
+        return res
+
+    return run
+
+
+def test_fieldgraph_sql_from_a_file_and_from_stdin(cli, graph, tmp_path) -> None:
+    ingest(graph, orders_schema())
+    path = tmp_path / "totals.sql"
+    path.write_text("-- totals\n" + TOTALS_SQL + ";\n")
+    dry = json.loads(cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--dry-run", "--json").stdout)
+    assert dry["written"] is False and dry["statements"][0]["target"] == TOTALS
+    assert {(e["column"], e["kind"]) for e in dry["statements"][0]["edges"]} >= {("total", "DIRECT")}
+    assert graph.stats()["dataDerivedFromEdges"] == 0
+    table = cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--job", "totals").stdout
+    assert "wrote 8 edges from 1 statement" in table
+    assert edges_of(graph, TOTALS)[("total", "amount")]["program"] == "totals"
+    res = cli("sql", "-", "--platform", "hive", "--database", "shop", "--target", "report", "--json",
+              stdin="SELECT status, COUNT(*) AS n FROM orders GROUP BY status")
+    (st,) = json.loads(res.stdout)["statements"]
+    assert st["target"] == ds("shop.report") and {e["column"] for e in st["edges"]} == {"status", "n"}
+
+
+def test_fieldgraph_sql_names_the_place_of_a_parse_error(cli, tmp_path) -> None:
+    path = tmp_path / "bad.sql"
+    path.write_text("INSERT INTO t\nSELECT CASE a FROM s")
+    res = cli("sql", str(path), code=EXIT_BAD_INPUT)
+    assert f"{path}: the statement: line 2, column 13" in res.stderr
+
+
+def test_ingest_rejects_a_bad_sql_event_and_writes_the_rest(cli, graph, tmp_path) -> None:
+    events = tmp_path / "events.jsonl"
+    events.write_text("\n".join(json.dumps(e) for e in (
+        orders_schema(), sql_event("INSERT INTO t SELECT FROM"), sql_event(TOTALS_SQL))) + "\n")
+    rejects = tmp_path / "rejects.jsonl"
+    res = cli("ingest", str(events), "--rejects", str(rejects), "--json", code=EXIT_BAD_INPUT)
+    assert json.loads(res.stdout)["rejected"] == 1
+    (rej,) = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert rej["line"] == 2 and "sql: the statement: line 1, column" in rej["error"]
+    assert ("total", "amount") in edges_of(graph, TOTALS)
+
+
+# --- Kafka -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_sql_events_through_the_kafka_worker(broker, graph) -> None:
+    from .kafka_fixtures import ThreadWorker, wait_committed, worker_config
+
+    topic = broker.create_topic(broker.name("sql"), partitions=1)
+    broker.create_topic(f"{topic}.dlq")
+    values = [orders_schema(), sql_event("INSERT INTO t SELECT CASE a FROM s"), sql_event(TOTALS_SQL)]
+    broker.produce(topic, [(None, json.dumps(v).encode()) for v in values])
+    cfg = worker_config(broker, [topic], graph.uri)
+    worker = ThreadWorker(cfg)
+    wait_committed(broker, cfg.group_id, topic, len(values), 60)
+    assert worker.stop().dlq == 1
+    (dead,) = broker.consume_all(f"{topic}.dlq", 1)
+    headers = {k: v.decode() for k, v in dead.headers()}
+    assert "sql: the statement: line 1, column" in headers["fieldgraph.reason"]
+    assert ("total", "amount") in edges_of(graph, TOTALS)
