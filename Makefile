@@ -80,6 +80,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 	$(PY) benchmarks/value_checks.py
 	$(PY) benchmarks/cdap.py --graph both
+	$(PY) benchmarks/sql.py --graph both
 	$(PY) benchmarks/serve.py
 	$(PY) benchmarks/serve.py --graph neo4j --fields 200000
 

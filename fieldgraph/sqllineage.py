@@ -134,12 +134,12 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
 
 
-def _written_table(tree: exp.Expression) -> exp.Expression | None:
+def _written_table(tree: exp.Expression) -> Any:
     this = tree.this
     return this.this if isinstance(this, exp.Schema) else this
 
 
-def _query_of(tree: exp.Expression) -> exp.Expression:
+def _query_of(tree: exp.Expression) -> Any:
     """The query an INSERT or CREATE writes, with the CTEs written before the INSERT (``WITH x AS (...) INSERT``)."""
     query = tree.expression
     outer = tree.args.get("with_")

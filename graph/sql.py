@@ -63,11 +63,13 @@ class Derived:
     lineage: SqlLineage
 
 
-def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change]:
-    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module)."""
+def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]
+               ) -> tuple[Sequence[Change], list[JobLineageChange]]:
+    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module), and those."""
     if not any(isinstance(c, SqlChange) for c in changes):
-        return list(changes)
-    return [d.change if isinstance(d, Derived) else d for d in derive_each(changes, state)]
+        return changes, []
+    each = derive_each(changes, state)
+    return [d.change if isinstance(d, Derived) else d for d in each], [d.change for d in each if isinstance(d, Derived)]
 
 
 def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change | Derived]:

@@ -130,8 +130,8 @@ class Writer:
         if named:
             changes = [*changes, *query_lineage(changes, self.read_queries(named))]
         state = self.read_state(datasets_to_read(changes))
-        changes = derive_sql(changes, state)
-        check_values(changes)
+        changes, derived = derive_sql(changes, state)
+        check_values(derived)
         return plan_changes(changes, state, self.read_history(history_needed(changes, state)))
 
     def write(self, changes: Sequence[Change]) -> Plan:

@@ -281,6 +281,20 @@ def test_concurrent_producers_all_land(service: Service) -> None:
         assert hop.urn == field_urn(pg("public.src"), "x")
 
 
+def test_sql_events_through_the_events_endpoint(service: Service) -> None:
+    schema = schema_event(ds("shop.orders"), ["customer_id", "amount"], 1)
+    sql = {"sql": "INSERT INTO shop.totals SELECT customer_id, SUM(amount) AS total FROM shop.orders GROUP BY 1",
+           "dialect": "spark"}
+    bad = {"sql": "INSERT INTO shop.t SELECT CASE a FROM shop.orders", "dialect": "spark"}
+    r = service.http.post("/api/v1/events", json=[schema, sql, bad], headers=AUTH)
+    assert r.status_code == 422 and r.json()["written"] == 2, r.text
+    (rejected,) = r.json()["rejected"]
+    assert rejected["index"] == 2 and "line 1, column" in rejected["error"]
+    up = service.ok("/api/v1/lineage/upstream", field=field_urn(ds("shop.totals"), "total"))
+    assert {(h["fieldPath"], h["edge"]["subtype"]) for h in up["hops"]} == {
+        ("amount", "AGGREGATION"), ("customer_id", "GROUP_BY")}
+
+
 def test_bad_events_are_answered_422_and_kept_as_rejects(service: Service) -> None:
     bad = {"eventTime": "not a time", "eventType": "COMPLETE", "run": {"runId": "r"}, "job": {"namespace": "n",
                                                                                                   "name": "j"}}
