@@ -176,11 +176,14 @@ def lineage_mcp(dataset_urn: str, edges: Iterable[tuple[str, Iterable[str]]], *,
     return _upstream_lineage_mcp(urn, fgl, int(time.time() * 1000) if ts is None else ts)
 
 
-def _upstream_lineage_mcp(urn: str, fgl: list[dict[str, Any]], ts: int) -> dict[str, Any]:
+def _upstream_lineage_mcp(urn: str, fgl: list[dict[str, Any]], ts: int,
+                          queries: Iterable[tuple[str, Iterable[str]]] = ()) -> dict[str, Any]:
+    """``queries``: (query URN, the upstreams it made, with no field lineage given) as ``upstreams[].query``."""
     upstream_ds = dict.fromkeys(str(FieldUrn.parse(u).dataset) if fg["upstreamType"] != "DATASET" else u
                                 for fg in fgl for u in fg["upstreams"])
-    aspect = {"upstreams": [{"dataset": u, "type": "TRANSFORMED"} for u in upstream_ds], "fineGrainedLineages": fgl}
-    return _mcp(urn, UPSTREAM_LINEAGE, aspect, ts)
+    upstreams = [{"dataset": u, "type": "TRANSFORMED"} for u in upstream_ds]
+    upstreams += [{"dataset": u, "type": "TRANSFORMED", "query": q} for q, ups in queries for u in ups]
+    return _mcp(urn, UPSTREAM_LINEAGE, {"upstreams": upstreams, "fineGrainedLineages": fgl}, ts)
 
 
 # --- fieldgraph's own objects -> events ----------------------------------------------------------------
@@ -194,7 +197,8 @@ def change_event(change: SchemaChange | LineageChange | AspectDelete | DatasetDe
             return schema_mcp(change.dataset, fields=change.fields, version=change.version, ts=change.ts,
                               schema_name=change.name or None)
         case LineageChange(aspect="upstreamLineage"):
-            return _upstream_lineage_mcp(canonical_dataset(change.dataset), _fine_grained(change), change.ts)
+            return _upstream_lineage_mcp(canonical_dataset(change.dataset), _fine_grained(change), change.ts,
+                                         change.queries)
         case LineageChange():
             return _mcp(canonical_dataset(change.dataset), DATASET_UPSTREAM_LINEAGE, {"fieldMappings": [
                 {"destinationField": down, "sourceFields": ups, "transformationFunction": props.transformation}

@@ -14,6 +14,7 @@ from fieldgraph.errors import EventError, SqlError
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
+from fieldgraph.ingest.emitter import change_event
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, parse_statements
 
@@ -247,6 +248,9 @@ def test_datahub_queries_and_the_lineage_naming_them_decode() -> None:
     assert decode_event(upstream_lineage(10, fine=fine))[0].queries == ()
     fine[0].pop("query")
     assert decode_event(upstream_lineage(10, fine=fine))[0].queries == ()
+    # the emitter writes them back as DataHub does (upstreams[].query)
+    (back,) = decode_event(json.loads(json.dumps(change_event(lin))))
+    assert back.queries == lin.queries
 
 
 @pytest.mark.parametrize("order", ["query first", "lineage first"])
