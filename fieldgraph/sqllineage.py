@@ -27,6 +27,7 @@ then the field (``items.sku``), as DataHub's v1 paths write them (the graph reso
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -81,16 +82,30 @@ def table_key(table: exp.Table) -> str:
     return ".".join(p.name.lower() for p in table.parts)
 
 
-def _error(exc: SqlglotError, index: int, total: int) -> SqlError:
-    where = f"statement {index + 1}" if total > 1 else "the statement"
+def _error(exc: SqlglotError, text: str) -> SqlError:
+    """sqlglot's error as ``line L, column C: reason (near 'x')``; a tokenizer error gets its position from the
+    text it quotes (the text up to where it stopped)."""
     errors = getattr(exc, "errors", None) or []
     if errors:
         e = errors[0]
-        reason = f"line {e.get('line')}, column {e.get('col')}: {e.get('description')}"
+        reason = f"line {e.get('line')}, column {e.get('col')}: {_tokens(str(e.get('description')))}"
         if e.get("highlight"):
             reason += f" (near {e['highlight']!r})"
-        return SqlError(reason, where=where)
-    return SqlError(str(exc).splitlines()[0], where=where)
+        return SqlError(reason)
+    message = str(exc)
+    quoted = re.match(r"Error tokenizing '(.*)'$", message, re.S)
+    if quoted and quoted[1] and text.find(quoted[1]) >= 0:
+        end = text.find(quoted[1]) + len(quoted[1])
+        line = text.count("\n", 0, end) + 1
+        col = end - (text.rfind("\n", 0, end) + 1)
+        return SqlError(f"line {line}, column {col}: cannot be tokenized (an unterminated string or quote?)")
+    return SqlError(_tokens(message.splitlines()[0]))
+
+
+def _tokens(message: str) -> str:
+    """sqlglot's token reprs in a message as the text they stand for."""
+    message = re.sub(r"<Token token_type: [\w.]+, text: (.*?), line: \d+.*?>", r"'\1'", message)
+    return message.replace("'SENTINEL'", "the end of the statement")
 
 
 def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
@@ -100,7 +115,7 @@ def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
     try:
         trees = [t for t in sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE) if t is not None]
     except (ParseError, TokenError) as exc:
-        raise _error(exc, 0, 1) from None
+        raise _error(exc, text) from None
     except ValueError as exc:  # an unknown dialect
         raise SqlError(str(exc)) from None
     return [_statement(tree, dialect, i) for i, tree in enumerate(trees)]
@@ -124,19 +139,26 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     elif isinstance(tree, exp.Query):
         kind, query = "select", tree
     tables: dict[str, None] = {}
-    if query is not None:
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        written = _written_table(tree) if kind != "select" else None
-        for t in tree.find_all(exp.Table):
-            name = table_key(t)
-            if t is not written and t.name and name not in ctes and not isinstance(t.this, exp.Func):
-                tables[name] = None
+    if kind == "merge":
+        using = tree.args.get("using")
+        found = list(using.find_all(exp.Table)) if isinstance(using, exp.Expression) else []
+    elif query is not None:
+        found = _physical_tables(query if kind == "select" else _query_of(tree))
+    else:
+        found = []
+    for t in found:
+        if t.name and not isinstance(t.this, exp.Func):
+            tables[table_key(t)] = None
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
 
 
-def _written_table(tree: exp.Expression) -> Any:
-    this = tree.this
-    return this.this if isinstance(this, exp.Schema) else this
+def _physical_tables(query: exp.Expression) -> list[exp.Table]:
+    """The tables a query reads, as sqlglot's scopes resolve names (CTEs are not tables; a CTE that reads a table
+    of its own name reads the table)."""
+    root = build_scope(query)
+    if root is None:
+        return list(query.find_all(exp.Table))
+    return [src for scope in root.traverse() for src in scope.sources.values() if isinstance(src, exp.Table)]
 
 
 def _query_of(tree: exp.Expression) -> Any:
@@ -417,6 +439,8 @@ class _Walk:
         source ON the merge condition; a ``WHEN ... AND`` condition is CONDITIONAL to the columns its
         clause sets."""
         this, using, on = tree.this, tree.args.get("using"), tree.args.get("on")
+        if using is None:
+            raise SqlError("a MERGE without USING")
         writes: list[tuple[str, int | None]] = []  # (column, index of its clause's condition)
         values: list[exp.Expression] = []
         conditions: list[exp.Expression] = []
@@ -424,7 +448,10 @@ class _Walk:
         for when in (whens.expressions if whens is not None else tree.args.get("expressions") or []):
             then, cond = when.args.get("then"), when.args.get("condition")
             pairs: list[tuple[str, exp.Expression]] = []
-            if isinstance(then, exp.Update):
+            if isinstance(then, exp.Update) and any(isinstance(e, exp.Star) for e in then.expressions) or \
+                    isinstance(then, exp.Insert) and isinstance(then.this, exp.Star):
+                pairs = self._by_name(target, using)  # UPDATE SET * / INSERT *: every column, by name
+            elif isinstance(then, exp.Update):
                 pairs = [(_name(e.this), e.expression) for e in then.expressions if isinstance(e, exp.EQ)]
             elif isinstance(then, exp.Insert):
                 cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
@@ -439,8 +466,6 @@ class _Walk:
             return []
         projections = [exp.alias_(v, f"_v{i}") for i, v in enumerate(values)]
         projections += [exp.alias_(c, f"_w{i}") for i, c in enumerate(conditions)]
-        if using is None:
-            raise SqlError("a MERGE without USING")
         select = exp.select(*projections).from_(this.copy()).join(
             using.copy(), on=on.copy() if on is not None else None, join_type="LEFT" if on is not None else "CROSS")
         outputs = self.query(select)
@@ -452,6 +477,19 @@ class _Walk:
                                      for r in roles))
             out.append((col, deps))
         return out
+
+    def _by_name(self, target: str, using: exp.Expression) -> list[tuple[str, exp.Expression]]:
+        """``UPDATE SET *`` / ``INSERT *`` of a MERGE: each column of the target (else of the source) set from the
+        source's column of that name; with neither schema known, ``*`` is reported unresolved."""
+        alias = using.alias_or_name
+        names = [p for p in self.schemas.get(target, ()) if "." not in p]
+        if not names and isinstance(using, exp.Table):
+            names = [p for p in self.schemas.get(table_key(using), ()) if "." not in p]
+        elif not names and isinstance(using, exp.Subquery):
+            names = [n for n, _ in self.query(using.this)]
+        if not names:
+            self.unresolved.append("*")
+        return [(n, exp.column(n, table=alias)) for n in names]
 
     def outputs(self, scope: Scope) -> list[tuple[str, Deps]]:
         """Each output column of ``scope`` (in order) and what it derives from, its SELECT's own
@@ -483,29 +521,7 @@ class _Walk:
 
     def _select(self, scope: Scope) -> list[tuple[str, Deps]]:
         select = scope.expression
-        shared: Deps = {}
-        for key, subtype in (("where", "FILTER"), ("having", "FILTER"), ("qualify", "FILTER"),
-                             ("group", "GROUP_BY")):
-            node = select.args.get(key)
-            if node is not None:
-                self.visit(node, scope, _Ctx(subtype), shared)
-        if select.args.get("order") is not None:  # ORDER BY names the output columns first
-            aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
-            for ordered in select.args["order"].expressions:
-                key = ordered.this
-                if isinstance(key, exp.Column) and key.name.lower() in aliases:
-                    key = aliases[key.name.lower()]
-                self.visit(key, scope, _Ctx("SORT"), shared)
-        for join in select.args.get("joins") or []:
-            for key in ("on", "using"):
-                node = join.args.get(key)
-                if isinstance(node, list):
-                    for n in node:
-                        self._using(n, join, scope, shared)
-                elif node is not None:
-                    self.visit(node, scope, _Ctx("JOIN"), shared)
-        if select.args.get("distinct") is not None and select.args["distinct"].args.get("on") is not None:
-            self.visit(select.args["distinct"].args["on"], scope, _Ctx("FILTER"), shared)
+        shared = self._shared(scope)
         out = []
         for projection in select.expressions:
             if isinstance(projection, exp.Star) or (isinstance(projection, exp.Column)
@@ -520,7 +536,37 @@ class _Walk:
             out.append((_output_name(projection), deps))
         return out
 
-    def _using(self, ident: exp.Expression, join: exp.Join, scope: Scope, into: Deps) -> None:
+    def _shared(self, scope: Scope) -> Deps:
+        """What a SELECT's clauses read for every one of its columns: FILTER, GROUP_BY, SORT, JOIN."""
+        select = scope.expression
+        shared: Deps = {}
+        for key, subtype in (("where", "FILTER"), ("having", "FILTER"), ("qualify", "FILTER"),
+                             ("group", "GROUP_BY")):
+            node = select.args.get(key)
+            if node is not None:
+                self.visit(node, scope, _Ctx(subtype), shared)
+        if isinstance(select.args.get("group"), exp.Group) and select.args["group"].args.get("all"):
+            for p in select.expressions:  # GROUP BY ALL: every column that aggregates nothing
+                if not any(_aggregates(n) for n in p.walk()):
+                    self.visit(p, scope, _Ctx("GROUP_BY"), shared)
+        if select.args.get("order") is not None:  # ORDER BY names the output columns first
+            aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
+            for ordered in select.args["order"].expressions:
+                key = ordered.this
+                if isinstance(key, exp.Column) and key.name.lower() in aliases:
+                    key = aliases[key.name.lower()]
+                self.visit(key, scope, _Ctx("SORT"), shared)
+        for join in select.args.get("joins") or []:
+            if join.args.get("on") is not None:
+                self.visit(join.args["on"], scope, _Ctx("JOIN"), shared)
+            for ident in join.args.get("using") or []:
+                self._using(ident, scope, shared)
+        distinct = select.args.get("distinct")
+        if distinct is not None and distinct.args.get("on") is not None:
+            self.visit(distinct.args["on"], scope, _Ctx("FILTER"), shared)
+        return shared
+
+    def _using(self, ident: exp.Expression, scope: Scope, into: Deps) -> None:
         """``JOIN t USING (c)``: ``c`` of the joined table and of the tables before it."""
         name = ident.name
         for alias in scope.sources:
@@ -549,9 +595,9 @@ class _Walk:
             special(self, node, scope, ctx, into)
             return
         if isinstance(node, (exp.Alias, exp.Paren, exp.Ordered, exp.Group, exp.Where, exp.Having, exp.Qualify,
-                             exp.Order, exp.Distinct, exp.Tuple)):
+                               exp.Distinct, exp.Tuple)):
             child_ctx = ctx
-        elif isinstance(node, exp.Exists) or (isinstance(node, exp.In) and node.args.get("query") is not None):
+        elif isinstance(node, exp.Exists):
             child_ctx = ctx if ctx.indirect else _Ctx("FILTER")
         elif _masks(node):
             child_ctx = ctx.aggregated(True) if _aggregates(node) else ctx.masking()
@@ -563,12 +609,19 @@ class _Walk:
             self.visit(child, scope, child_ctx, into)
 
     def _window(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
-        """``f(x) OVER (PARTITION BY p ORDER BY o)``: x as ``f`` makes it, p and o WINDOW."""
+        """``f(x) OVER (PARTITION BY p ORDER BY o)``: x as ``f`` makes it, p and o WINDOW; ``OVER w`` reads the
+        named window ``w`` of the SELECT's WINDOW clause."""
         self.visit(node.this, scope, ctx, into)
-        for key in ("partition_by", "order"):
-            part = node.args.get(key)
-            for child in (part if isinstance(part, list) else [part] if part is not None else []):
-                self.visit(child, scope, ctx.as_indirect("WINDOW"), into)
+        specs = [node]
+        named = node.args.get("alias")
+        if isinstance(named, exp.Identifier):
+            specs += [w for w in scope.expression.args.get("windows") or []
+                      if w.name.lower() == named.name.lower()]
+        for spec in specs:
+            for key in ("partition_by", "order"):
+                part = spec.args.get(key)
+                for child in (part if isinstance(part, list) else [part] if part is not None else []):
+                    self.visit(child, scope, ctx.as_indirect("WINDOW"), into)
 
     def _case(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
         """CASE: the results transformed, the conditions (and a compared ``CASE x``) CONDITIONAL."""
@@ -593,7 +646,34 @@ class _Walk:
         self.visit(node.this, scope, ctx, into)
         self.visit(node.expression, scope, ctx.as_indirect("FILTER"), into)
 
-    _SPECIAL = {exp.Window: _window, exp.Case: _case, exp.If: _if, exp.Filter: _filter}
+    def _within_group(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """``f(args) WITHIN GROUP (ORDER BY y)``: a percentile aggregates y (its arguments are constants); an
+        ordered aggregate of columns (``LISTAGG(x) WITHIN GROUP (ORDER BY y)``) aggregates x and sorts by y."""
+        agg = node.this
+        reads_columns = any(True for _ in agg.find_all(exp.Column))
+        self.visit(agg, scope, ctx, into)
+        inner = ctx.as_indirect("SORT") if reads_columns else ctx.aggregated(_masks(agg))
+        for ordered in node.expression.expressions if isinstance(node.expression, exp.Order) else []:
+            self.visit(ordered, scope, inner, into)
+
+    def _order(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """ORDER BY inside an expression (``STRING_AGG(x, ',' ORDER BY y)``): x the value, y SORT."""
+        if node.this is not None:
+            self.visit(node.this, scope, ctx, into)
+        for ordered in node.expressions:
+            self.visit(ordered, scope, ctx.as_indirect("SORT"), into)
+
+    def _in(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
+        """``x IN (SELECT ...)``: x is compared (a value, transformed); the subquery only decides (FILTER)."""
+        self.visit(node.this, scope, ctx.transformed(), into)
+        rest = ctx if ctx.indirect else _Ctx("FILTER") if node.args.get("query") is not None else ctx.transformed()
+        for key in ("query", "expressions", "unnest"):
+            part = node.args.get(key)
+            for child in (part if isinstance(part, list) else [part] if part is not None else []):
+                self.visit(child, scope, rest, into)
+
+    _SPECIAL = {exp.Window: _window, exp.Case: _case, exp.If: _if, exp.Filter: _filter,
+                exp.WithinGroup: _within_group, exp.Order: _order, exp.In: _in}
 
     def _subquery(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
         """A subquery inside an expression (scalar, IN, EXISTS): all it reads, through ``ctx``."""
@@ -613,42 +693,38 @@ class _Walk:
 
     def _column(self, col: exp.Column, scope: Scope, ctx: _Ctx, into: Deps, path: tuple[str, ...],
                 *, quiet: bool = False) -> None:
-        table = col.table
-        source, found_in = None, scope
-        if table:
-            s: Scope | None = scope
-            while s is not None:  # a correlated subquery reads its outer query's tables
-                if table in s.sources:
-                    source, found_in = s.sources[table], s
-                    break
-                s = s.parent
-        elif len(scope.sources) == 1:
-            source = next(iter(scope.sources.values()))
-        if source is None:
-            if not quiet:
-                self.unresolved.append(".".join([col.name, *path]))
-            return
-        role = ctx.role()
+        source, found_in = _source(col, scope)
         name = col.name
         if isinstance(source, exp.Table):
             key = table_key(source)
-            _add(into, (key, self._real_path(key, ".".join([name, *path]))), [role])
+            _add(into, (key, self._real_path(key, ".".join([name, *path]))), [ctx.role()])
             return
         if isinstance(source, Scope):
             expr = source.expression
-            if isinstance(expr, (exp.Unnest, exp.Lateral)):
+            if isinstance(expr, exp.Lateral) and isinstance(expr.this, (exp.Subquery, exp.Query)):
+                # LATERAL (SELECT ...): a derived table (its query is the lateral scope's own source)
+                source = next((v for v in source.sources.values()
+                               if isinstance(v, Scope) and isinstance(v.expression, exp.Query)), source)
+            elif isinstance(expr, (exp.Unnest, exp.Lateral)):
                 self._element(expr, name, path, source, found_in, ctx, into)
                 return
-            for out_name, deps in self.outputs(source):
-                if out_name == name or out_name.lower() == name.lower():
-                    for (t, p), roles in deps.items():
-                        for r in roles:
-                            # a nested field of an unchanged column is that column's nested field
-                            sub = ".".join([p, *path]) if path and r == _SELF else p
-                            _add(into, (t, self._real_path(t, sub) if sub != p else p), [_then(role, r)])
-                    return
-            if not quiet:
-                self.unresolved.append(".".join([table or "", name, *path]).lstrip("."))
+            if self._through(source, name, path, ctx.role(), into):
+                return
+        if not quiet:
+            self.unresolved.append(".".join([*([col.table] if col.table and source is not None else []),
+                                             _name(col), *path]))
+
+    def _through(self, source: Scope, name: str, path: tuple[str, ...], role: Role, into: Deps) -> bool:
+        """Column ``name`` of a derived table, CTE or union: what it derives from, through ``role``."""
+        for out_name, deps in self.outputs(source):
+            if out_name.lower() == name.lower():
+                for (t, p), roles in deps.items():
+                    for r in roles:
+                        # a nested field of an unchanged column is that column's nested field
+                        sub = ".".join([p, *path]) if path and r == _SELF else p
+                        _add(into, (t, self._real_path(t, sub) if sub != p else p), [_then(role, r)])
+                return True
+        return False
 
     def _element(self, expr: exp.Expression, name: str, path: tuple[str, ...], source: Scope, outer: Scope,
                  ctx: _Ctx, into: Deps) -> None:
@@ -669,8 +745,12 @@ class _Walk:
                 (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS) else [fn]
             if isinstance(fn, exp.Explode) and fn.this is not None:
                 arrays = [fn.this]
-        sub = path if (aliases and name.lower() in aliases) or (not aliases and _is_unnest_alias(expr, name)) \
-            else (name, *path)
+        offset = expr.args.get("offset")
+        position = isinstance(offset, exp.Identifier) and offset.name.lower() == name.lower()
+        sub = () if position else path if (aliases and name.lower() in aliases) or \
+            (not aliases and _is_unnest_alias(expr, name)) else (name, *path)
+        if position:  # WITH OFFSET / ORDINALITY: the element's place in the array
+            ctx = ctx.transformed()
         scope = source if source.sources else outer
         for array in arrays:
             deps: Deps = {}
@@ -679,6 +759,19 @@ class _Walk:
                 for r in roles:
                     full = ".".join([p, *sub]) if sub and r == _SELF else p
                     _add(into, (t, self._real_path(t, full)), [_then(ctx.role(), r)])
+
+
+def _source(col: exp.Column, scope: Scope) -> tuple[Any, Scope]:
+    """What a column reads (a table or a scope) and the scope that names it: its table alias in this scope or an
+    outer one (a correlated subquery), or the only source of the scope; ``None`` if it cannot be placed."""
+    if not col.table:
+        return (next(iter(scope.sources.values())) if len(scope.sources) == 1 else None), scope
+    s: Scope | None = scope
+    while s is not None:
+        if col.table in s.sources:
+            return s.sources[col.table], s
+        s = s.parent
+    return None, scope
 
 
 def _is_unnest_alias(expr: exp.Expression, name: str) -> bool:

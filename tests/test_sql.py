@@ -95,7 +95,7 @@ def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
 @pytest.mark.parametrize("event, message", [
     ({"sql": "SELECT a FROM t"}, "a SELECT writes no table: give the target"),
     ({"sql": "CREATE TABLE t (a INT)"}, "no statement writes a table"),
-    ({"sql": "SELECT a FROM", "target": "x"}, r"sql: the statement: line 1, column 13"),
+    ({"sql": "SELECT a FROM", "target": "x"}, r"sql: line 1, column 13"),
     ({"sql": TOTALS_SQL, "dialect": 3}, "dialect must be a string"),
     ({"sql": TOTALS_SQL, "time": "yesterday"}, "time must be milliseconds or an ISO 8601 time"),
     ({"sql": TOTALS_SQL, "tables": {}}, r"unknown keys \['tables'\]"),
@@ -307,7 +307,7 @@ def test_fieldgraph_sql_names_the_place_of_a_parse_error(cli, tmp_path) -> None:
     path = tmp_path / "bad.sql"
     path.write_text("INSERT INTO t\nSELECT CASE a FROM s")
     res = cli("sql", str(path), code=EXIT_BAD_INPUT)
-    assert f"{path}: the statement: line 2, column 13" in res.stderr
+    assert f"{path}: line 2, column 13" in res.stderr
 
 
 def test_ingest_rejects_a_bad_sql_event_and_writes_the_rest(cli, graph, tmp_path) -> None:
@@ -318,7 +318,7 @@ def test_ingest_rejects_a_bad_sql_event_and_writes_the_rest(cli, graph, tmp_path
     res = cli("ingest", str(events), "--rejects", str(rejects), "--json", code=EXIT_BAD_INPUT)
     assert json.loads(res.stdout)["rejected"] == 1
     (rej,) = [json.loads(line) for line in rejects.read_text().splitlines()]
-    assert rej["line"] == 2 and "sql: the statement: line 1, column" in rej["error"]
+    assert rej["line"] == 2 and "sql: line 1, column" in rej["error"]
     assert ("total", "amount") in edges_of(graph, TOTALS)
 
 
@@ -339,5 +339,5 @@ def test_sql_events_through_the_kafka_worker(broker, graph) -> None:
     assert worker.stop().dlq == 1
     (dead,) = broker.consume_all(f"{topic}.dlq", 1)
     headers = {k: v.decode() for k, v in dead.headers()}
-    assert "sql: the statement: line 1, column" in headers["fieldgraph.reason"]
+    assert "sql: line 1, column" in headers["fieldgraph.reason"]
     assert ("total", "amount") in edges_of(graph, TOTALS)
