@@ -9,7 +9,7 @@ WITH urn, f, h, min(CASE WHEN e IS NULL THEN null ELSE coalesce(e.validFrom, 0) 
      max(CASE WHEN e IS NOT NULL AND coalesce(e.validFrom, 0) <= $asOf AND (e.validTo IS NULL OR e.validTo > $asOf)
               THEN 1 ELSE 0 END) AS referencedThen
 OPTIONAL MATCH (f)-[j:DataDerivedFrom|PreviouslyDerivedFrom]->()
-WHERE j.sourceFormat IN ['cdap', 'openlineage']
+WHERE j.sourceFormat IN ['cdap', 'openlineage', 'sql']
 RETURN urn, CASE WHEN coalesce(f.placeholder, false) THEN null ELSE coalesce(h.validFrom, 0) END AS listedFrom,
        firstReference, min(CASE WHEN j IS NULL THEN null ELSE coalesce(j.validFrom, 0) END) AS firstJobReference,
        referencedThen

@@ -35,7 +35,7 @@ from typing import Any, Literal, TypeAlias
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialects
-from sqlglot.errors import ErrorLevel, OptimizeError, ParseError, SchemaError, SqlglotError, TokenError
+from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 
@@ -79,7 +79,12 @@ class Statement:
 
 def table_key(table: exp.Table) -> str:
     """The dotted, lower-case name of a table reference (``db.schema.t``)."""
-    return ".".join(p.name.lower() for p in table.parts)
+    return ".".join(p.name.lower() for p in table.parts if p.name != _PAD)
+
+
+#: the part put before a table name written with fewer parts than another of its statement (``orders`` beside
+#: ``sales.orders``): sqlglot's schema needs one depth, and the two must stay two tables
+_PAD = "fieldgraph__unqualified"
 
 
 def _error(exc: SqlglotError, text: str) -> SqlError:
@@ -116,6 +121,8 @@ def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
         trees = [t for t in sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE) if t is not None]
     except (ParseError, TokenError) as exc:
         raise _error(exc, text) from None
+    except RecursionError:
+        raise SqlError("the SQL is nested too deeply to parse") from None
     except ValueError as exc:  # an unknown dialect
         raise SqlError(str(exc)) from None
     return [_statement(tree, dialect, i) for i, tree in enumerate(trees)]
@@ -126,7 +133,7 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     kind, target = "other", None
     columns: tuple[str, ...] = ()
     query: Any = None
-    if isinstance(tree, exp.Insert):
+    if isinstance(tree, exp.Insert) and isinstance(tree.expression, exp.Query):  # not VALUES, DEFAULT VALUES
         kind, query = "insert", tree.expression
         target, columns = _target(tree.this)
     elif isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Query):
@@ -136,20 +143,33 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     elif isinstance(tree, exp.Merge):
         kind, query = "merge", tree
         target, columns = _target(tree.this)
+    elif isinstance(tree, exp.Select) and isinstance(tree.args.get("into"), exp.Into):  # T-SQL SELECT ... INTO t
+        kind, query = "create_table", tree
+        target, _ = _target(tree.args["into"].this)
     elif isinstance(tree, exp.Query):
         kind, query = "select", tree
-    tables: dict[str, None] = {}
-    if kind == "merge":
-        using = tree.args.get("using")
-        found = list(using.find_all(exp.Table)) if isinstance(using, exp.Expression) else []
-    elif query is not None:
-        found = _physical_tables(query if kind == "select" else _query_of(tree))
-    else:
-        found = []
-    for t in found:
-        if t.name and not isinstance(t.this, exp.Func):
-            tables[table_key(t)] = None
+    if query is None:
+        return Statement(text, dialect, kind, target, columns, (), index, tree)
+    try:
+        if kind == "merge":
+            using = tree.args.get("using")
+            found = list(using.find_all(exp.Table)) if isinstance(using, exp.Expression) else []
+        else:
+            found = _physical_tables(_query_in(tree))
+    except RecursionError:
+        raise SqlError(f"{_what(kind, target)}: nested too deeply to follow") from None
+    except Exception as exc:  # noqa: BLE001 - sqlglot's scopes fail in many ways on SQL it parsed
+        raise SqlError(f"{_what(kind, target)}: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}") from None
+    tables = {table_key(t): None for t in found if t.name and not isinstance(t.this, exp.Func) and
+              not (kind == "create_table" and query is tree and table_key(t) == target)}
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
+
+
+def _what(kind: str, target: str | None) -> str:
+    """How messages name a statement: what it writes."""
+    verb = {"insert": "INSERT INTO", "create_table": "CREATE TABLE", "create_view": "CREATE VIEW",
+            "merge": "MERGE INTO"}.get(kind)
+    return f"{verb} {target}" if verb and target else "the SELECT" if kind == "select" else "the statement"
 
 
 def _physical_tables(query: exp.Expression) -> list[exp.Table]:
@@ -159,6 +179,16 @@ def _physical_tables(query: exp.Expression) -> list[exp.Table]:
     if root is None:
         return list(query.find_all(exp.Table))
     return [src for scope in root.traverse() for src in scope.sources.values() if isinstance(src, exp.Table)]
+
+
+def _query_in(tree: exp.Expression) -> Any:
+    """The query a statement runs: a SELECT's (``SELECT ... INTO t``: without the INTO), else an INSERT's or a
+    CREATE's (with the CTEs written before an INSERT)."""
+    if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
+        query = tree.copy()
+        query.set("into", None)
+        return query
+    return tree if isinstance(tree, exp.Query) else _query_of(tree)
 
 
 def _query_of(tree: exp.Expression) -> Any:
@@ -273,31 +303,45 @@ class SqlLineage:
 Schemas: TypeAlias = Mapping[str, Sequence[str]]
 
 
-def derive(statement: Statement, schemas: Schemas, target: str | None = None) -> SqlLineage:
+def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
+           unordered: Iterable[str] = ()) -> SqlLineage:
     """The lineage of ``statement`` into ``target`` (default: the table it names). ``schemas``: table key
     -> its field paths (dotted; nested fields after their parent), for every table whose schema is known
-    (the target's too, for an INSERT without a column list)."""
+    (the target's too, for an INSERT without a column list); ``unordered``: tables whose columns' order is not
+    known (a positional mapping through them is reported unresolved, never guessed)."""
     tree = statement.tree
     if tree is None:
         tree = parse_statements(statement.text, statement.dialect)[0].tree
         assert tree is not None
     name = statement.target or target
+    what = _what(statement.kind, name)
     if statement.kind == "other" or not name:
-        raise SqlError(f"statement {statement.index + 1} writes no table: give the target table"
-                       if statement.kind == "select" else
-                       f"statement {statement.index + 1} ({tree.key.upper()}) derives no lineage")
+        raise SqlError("a SELECT writes no table: give the target that holds its results"
+                       if statement.kind == "select" else f"a {tree.key.upper()} statement derives no lineage")
     if statement.target and target and statement.target != target:
-        raise SqlError(f"statement {statement.index + 1} writes {statement.target}, not the target {target}")
+        raise SqlError(f"{what}: the statement writes {statement.target}, not the target {target}")
     known = {k.lower(): list(v) for k, v in schemas.items()}
     walk = _Walk(statement, known)
     try:
         if statement.kind == "merge":
             outputs = walk.merge(tree, name)
         else:
-            outputs = walk.query(tree if statement.kind == "select" else _query_of(tree))
-    except (OptimizeError, SchemaError) as exc:
-        raise SqlError(str(exc).splitlines()[0], where=f"statement {statement.index + 1}") from None
-    names = _target_columns(statement, outputs, known.get(name))
+            outputs = walk.query(_query_in(tree))
+    except SqlError as exc:
+        raise SqlError(f"{what}: {exc}") from None
+    except RecursionError:
+        raise SqlError(f"{what}: nested too deeply to follow") from None
+    except Exception as exc:  # noqa: BLE001 - sqlglot's optimizer fails in many ways on SQL it parsed
+        raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
+                       ) from None
+    names = _target_columns(statement, outputs, known.get(name), what)
+    positional = bool(statement.columns) or (statement.kind == "insert" and names != [n for n, _ in outputs])
+    lost = [u for u in walk.unresolved if u == "*" or u.endswith(".*")]
+    stars_unordered = _reads_star(tree) and set(unordered) & {*statement.tables}
+    if positional and (lost or stars_unordered or (name in set(unordered) and not statement.columns)):
+        # the columns' places are not known: no column can be matched to its value
+        return SqlLineage(name, tuple(dict.fromkeys(names)), (), (*dict.fromkeys(walk.unresolved),
+                                                                    "column positions"))
     edges = []
     for col, (_, deps) in zip(names, outputs, strict=False):
         for (table, path), roles in sorted(deps.items()):
@@ -308,21 +352,26 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None) ->
     return SqlLineage(name, columns, tuple(_merged(edges)), tuple(dict.fromkeys(walk.unresolved)))
 
 
-def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], schema: Sequence[str] | None
-                    ) -> list[str]:
+def _reads_star(tree: exp.Expression) -> bool:
+    return any(isinstance(s.parent, (exp.Select, exp.Column)) for s in tree.find_all(exp.Star))
+
+
+def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], schema: Sequence[str] | None,
+                    what: str) -> list[str]:
+    """The target column of each output: the statement's column list, else (an INSERT) the target schema's
+    columns in order, else the outputs' names; names spelled as the target's schema spells them."""
     names = [n for n, _ in outputs]
+    top = [p for p in (schema or ()) if "." not in p]
+    spelled = {p.lower(): p for p in top}
     if statement.columns:
         if len(statement.columns) != len(names):
-            raise SqlError(f"statement {statement.index + 1} lists {len(statement.columns)} target columns "
-                           f"for {len(names)} values")
-        return list(statement.columns)
-    top = [p for p in (schema or ()) if "." not in p]
-    if statement.kind == "insert" and top:
+            raise SqlError(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
+        return [spelled.get(c.lower(), c) for c in statement.columns]
+    if statement.kind == "insert" and top and not statement.tree.args.get("by_name"):  # type: ignore[union-attr]
         if len(top) < len(names):
-            raise SqlError(f"statement {statement.index + 1} inserts {len(names)} values into {statement.target}, "
-                           f"whose schema has {len(top)} columns")
+            raise SqlError(f"{what}: inserts {len(names)} values into a table whose schema has {len(top)} columns")
         return top[:len(names)]
-    return names
+    return [spelled.get(n.lower(), n) for n in names]
 
 
 def _edge(column: str, table: str, path: str, roles: set[Role], by_name: bool) -> SqlEdge:
@@ -393,26 +442,22 @@ class _Walk:
 
     # -- the schema sqlglot qualifies against
 
-    def _mapping(self, tables: Iterable[exp.Table]) -> dict[str, Any]:
-        refs = {table_key(t): t for t in tables if t.name}
-        out: dict[str, Any] = {}
-        depth = {len(t.parts) for t in refs.values()}
-        uniform = len(depth) == 1
-        for key, t in refs.items():
-            paths = self.schemas.get(key)
-            if paths is None:
-                continue
-            cols = _column_types(paths)
-            parts = [p.name for p in t.parts] if uniform else [t.name]
-            node = out
-            for p in parts[:-1]:
-                node = node.setdefault(p, {})
-            node[parts[-1]] = cols
-        return out
-
     def qualified(self, tree: exp.Expression) -> exp.Expression:
-        mapping = self._mapping(tree.find_all(exp.Table))
-        return qualify(tree.copy(), schema=mapping or None, dialect=self.dialect, validate_qualify_columns=False,
+        """``tree`` qualified by sqlglot against the known schemas (physical tables padded to one depth)."""
+        tree = tree.copy()
+        tables = [t for t in _physical_tables(tree) if t.name]
+        depth = max((len(t.parts) for t in tables), default=1)
+        mapping: dict[str, Any] = {}
+        for t in tables:
+            for arg in ("db", "catalog")[:depth - len(t.parts)]:
+                t.set(arg, exp.to_identifier(_PAD))
+            paths = self.schemas.get(table_key(t))
+            if paths is not None:
+                node = mapping
+                for part in t.parts[:-1]:
+                    node = node.setdefault(part.name, {})
+                node[t.name] = _column_types(paths)
+        return qualify(tree, schema=mapping or None, dialect=self.dialect, validate_qualify_columns=False,
                        quote_identifiers=False, identify=False)
 
     def by_name(self, table: str, path: str) -> bool:
@@ -576,7 +621,8 @@ class _Walk:
 
     def visit(self, node: exp.Expression, scope: Scope, ctx: _Ctx, into: Deps) -> None:
         """Add what ``node`` reads to ``into``, each source with the role ``ctx`` gives it."""
-        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier, exp.DataType)):
+        if isinstance(node, (exp.Literal, exp.Null, exp.Boolean, exp.Star, exp.Identifier, exp.DataType,
+                             exp.Placeholder, exp.Parameter)):
             return
         if isinstance(node, exp.Column):
             if not isinstance(node.this, exp.Star):

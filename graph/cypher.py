@@ -52,7 +52,7 @@ def names() -> list[str]:
 
 
 #: the node labels of the graph model (the other names in ``:Name`` are relationship types)
-NODE_LABELS = frozenset({"Dataset", "DatasetField", "FieldState", "JobRun", "FieldOperations"})
+NODE_LABELS = frozenset({"Dataset", "DatasetField", "FieldState", "JobRun", "FieldOperations", "Query"})
 
 #: statements only the FalkorDB stores send
 FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb")

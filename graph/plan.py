@@ -143,6 +143,27 @@ class DatasetState:
         return times[-1] if times else -1
 
 
+@dataclass(frozen=True, slots=True)
+class StoredQuery:
+    """A DataHub query the graph holds: its statement (and when it was set) and the datasets whose
+    ``upstreamLineage`` names it, with the upstreams it made."""
+
+    urn: str
+    statement: str | None
+    language: str | None
+    ts: int = -1
+    datasets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def newest_queries(changes: Iterable[Change]) -> dict[str, QueryChange]:
+    """The newest statement of each query a batch brings (the later one of equal stamps)."""
+    out: dict[str, QueryChange] = {}
+    for c in changes:
+        if isinstance(c, QueryChange) and (c.dataset not in out or c.ts >= out[c.dataset].ts):
+            out[c.dataset] = c
+    return out
+
+
 def _int(v: Any) -> int:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else -1
 
@@ -184,7 +205,7 @@ STEP_ORDER = (
     # placeholders resolved by a schema: their edges, current and past, move to the real field
     "move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges", "delete_fields",
     # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
-    "close_lineage", "clear_lineage", "clear_job_lineage",
+    "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage",
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
     # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
     "upsert_queries", "unlink_lineage_queries", "link_lineage_queries",
@@ -194,7 +215,7 @@ STEP_ORDER = (
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
 #: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
-_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage")
+_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage")
 
 
 @dataclass
@@ -423,9 +444,9 @@ def history_needed(changes: Sequence[Change], state: Mapping[str, DatasetState])
 
 
 def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
-                 history: History | None = None) -> Plan:
-    """The graph writes for ``changes`` given the ``state`` of the datasets they touch and the ``history``
-    :func:`history_needed` asks for (``None``: none needed). Pure."""
+                 history: History | None = None, queries: Mapping[str, StoredQuery] | None = None) -> Plan:
+    """The graph writes for ``changes`` given the ``state`` of the datasets they touch, the ``history``
+    :func:`history_needed` asks for (``None``: none needed) and the stored ``queries`` the batch names. Pure."""
     if history is None:
         if history_needed(changes, state):
             raise ValueError("these changes need the stored history of what they change (history_needed)")
@@ -439,8 +460,7 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
         planner.lineage(urn, aspect, lineage)
     for urn, jobs in groups.jobs.items():
         planner.job_lineage(urn, jobs)
-    planner.rows["upsert_queries"].extend(
-        {"urn": q.dataset, "statement": q.statement, "language": q.language, "ts": q.ts} for q in groups.queries)
+    planner.queries(groups.queries, queries or {})
     return planner.finish()
 
 
@@ -716,13 +736,29 @@ class _Planner:
         self._lineage_times(urn, aspect, [v.ts for v in versions])
 
     def _lineage_queries(self, urn: str, present: LineageChange | AspectDelete) -> None:
-        """The queries the present version of ``upstreamLineage`` names without field lineage replace the old."""
+        """The queries the present version of ``upstreamLineage`` names without field lineage replace the old;
+        the edges derived from the queries it no longer names stop holding."""
         if present.aspect != UPSTREAM_LINEAGE:
             return
+        queries = present.queries if isinstance(present, LineageChange) else ()
         self.rows["unlink_lineage_queries"].append({"datasetUrn": urn})
-        if isinstance(present, LineageChange):
-            self.rows["link_lineage_queries"].extend(
-                {"datasetUrn": urn, "query": q, "upstreams": list(ups)} for q, ups in present.queries)
+        self.rows["link_lineage_queries"].extend(
+            {"datasetUrn": urn, "query": q, "upstreams": list(ups)} for q, ups in queries)
+        self.rows["close_query_lineage"].append(
+            {"datasetUrn": urn, "at": present.ts, "keep": [q for q, _ in queries], "only": None})
+
+    def queries(self, changes: Sequence[QueryChange], stored: Mapping[str, StoredQuery]) -> None:
+        """Each query's newest statement, unless the graph holds a newer one; a changed statement ends the edges
+        derived from the old one (those that still hold are derived again, from the new one)."""
+        for urn, q in newest_queries(changes).items():
+            held = stored.get(urn)
+            if held is not None and held.ts > q.ts:
+                continue
+            self.rows["upsert_queries"].append({"urn": urn, "statement": q.statement, "language": q.language,
+                                                "ts": q.ts})
+            if held is not None and held.statement is not None and held.statement != q.statement:
+                self.rows["close_query_lineage"].extend(
+                    {"datasetUrn": d, "at": q.ts, "keep": [], "only": urn} for d, _ in held.datasets)
 
     def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
         self._add_times(urn, aspect, times)

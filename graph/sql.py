@@ -50,7 +50,7 @@ from fieldgraph.sqllineage import (
     parse_statements,
 )
 
-from .plan import DatasetState
+from .plan import DatasetState, StoredQuery, newest_queries
 
 log = logging.getLogger("fieldgraph.graph")
 
@@ -74,11 +74,12 @@ def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]
 
 def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change | Derived]:
     """Like :func:`derive_sql`, each SQL change as a :class:`Derived` (the CLI shows what was unresolved)."""
-    batch: dict[str, list[str]] = {}
+    batch: dict[str, Columns] = {}
     out: list[Change | Derived] = []
     for c in changes:
-        if isinstance(c, SchemaChange):
-            batch[c.dataset] = [v1_path(f.fieldPath) for f in c.fields]
+        if isinstance(c, SchemaChange) and _newer(c, state.get(c.dataset), batch.get(c.dataset)):
+            batch[c.dataset] = Columns([v1_path(f.fieldPath) for f in c.fields], ordered=True,
+                                       stamp=(c.version, c.ts))
         if not isinstance(c, SqlChange):
             out.append(c)
             continue
@@ -91,30 +92,50 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
             continue
         if d.lineage.unresolved:
             log.info("%s: %s could not be placed (no schema lists them)", _where(c), ", ".join(d.lineage.unresolved))
-        if not columns_of(state.get(c.dataset)) and c.dataset not in batch:
-            batch[c.dataset] = list(d.lineage.columns)
+        if not columns_of(state.get(c.dataset)).paths and c.dataset not in batch:
+            batch[c.dataset] = Columns(list(d.lineage.columns), ordered=True)
         out.append(d)
     return out
 
 
-def derive_change(c: SqlChange, columns: Callable[[str], list[str]]) -> Derived:
-    """The job lineage of one SQL change; ``columns``: a dataset URN -> its columns (dotted paths)."""
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """A table's columns (dotted paths); ``ordered``: in its schema's order (fields written before positions
+    were kept have none); ``stamp``: the (version, time) of the schema they come from."""
+
+    paths: list[str]
+    ordered: bool = True
+    stamp: tuple[int, int] = (-1, -1)
+
+    def __bool__(self) -> bool:
+        return bool(self.paths)
+
+
+def _newer(c: SchemaChange, st: DatasetState | None, seen: Columns | None) -> bool:
+    """Whether a schema of the batch is the dataset's present one (not older than the stored or an earlier one)."""
+    stamp = (c.version, c.ts)
+    stored = (st.schemaVersion, st.schemaTs) if st is not None else (-1, -1)
+    return stamp >= stored and (seen is None or stamp >= seen.stamp)
+
+
+def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
+    """The job lineage of one SQL change; ``columns``: a dataset URN -> its columns."""
     statements = [s for s in parse_statements(c.statement, c.dialect) if s.kind != "other"]
     if len(statements) != 1:
         raise EventError(f"{_where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
     statement = statements[0]
     urns = dict(c.tables)
     schemas: dict[str, list[str]] = {}
-    for key, urn in urns.items():
+    unordered: list[str] = []
+    target_key = c.target or statement.target or c.dataset
+    for key, urn in (*urns.items(), (target_key, c.dataset)):
         cols = columns(urn)
         if cols:
-            schemas[key] = cols
-    target_key = c.target or statement.target or c.dataset
-    target_cols = columns(c.dataset)
-    if target_cols:
-        schemas[target_key] = target_cols
+            schemas[key] = cols.paths
+            if not cols.ordered:
+                unordered.append(key)
     try:
-        lineage = derive(statement, schemas, target_key)
+        lineage = derive(statement, schemas, target_key, unordered=unordered)
     except EventError as exc:
         raise EventError(f"{_where(c)}: {exc}") from None
     missing = sorted({e.table for e in lineage.edges} - set(urns) - {target_key})
@@ -134,28 +155,19 @@ def derive_change(c: SqlChange, columns: Callable[[str], list[str]]) -> Derived:
     return Derived(change, lineage)
 
 
-def columns_of(st: DatasetState | None) -> list[str]:
-    """A stored dataset's current columns as dotted paths, in schema order."""
+def columns_of(st: DatasetState | None) -> Columns:
+    """A stored dataset's current columns, in schema order (unordered if a field has no position)."""
     if st is None:
-        return []
+        return Columns([])
     live = [f for f in st.fields.values() if not f.placeholder and not f.removed]
     live.sort(key=lambda f: (f.position is None, f.position or 0, f.fieldPath))
-    return list(dict.fromkeys(v1_path(f.fieldPath) for f in live))
+    return Columns(list(dict.fromkeys(v1_path(f.fieldPath) for f in live)),
+                   ordered=all(f.position is not None for f in live), stamp=(st.schemaVersion, st.schemaTs))
 
 
 def _where(c: SqlChange) -> str:
     return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
 
-
-
-@dataclass(frozen=True, slots=True)
-class StoredQuery:
-    """A query the graph holds: its statement and the datasets whose lineage names it (with their upstreams)."""
-
-    urn: str
-    statement: str | None
-    language: str | None
-    datasets: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def queries_named(changes: Sequence[Change]) -> list[str]:
@@ -169,20 +181,40 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
     return list(urns)
 
 
-def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery]) -> list[SqlChange]:
-    """The SQL changes that the batch's queries and query references make, with the stored ones (the module)."""
-    statements = {c.dataset: c for c in changes if isinstance(c, QueryChange)}  # the newest in the batch wins
-    out: dict[tuple[str, str], SqlChange] = {}
+def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
+                  state: Mapping[str, DatasetState]) -> list[SqlChange]:
+    """The SQL changes that the batch's queries and query references make with the stored ones (the module):
+    for the present version of each dataset's ``upstreamLineage`` (not older than the stored one or another of
+    the batch) and each query's newest statement (not older than the stored one)."""
+    statements = {q: c for q, c in newest_queries(changes).items()
+                  if q not in stored or stored[q].ts <= c.ts}
+    present: dict[str, LineageChange] = {}
     for c in changes:
         if isinstance(c, LineageChange) and c.aspect == UPSTREAM_LINEAGE:
-            for q, ups in c.queries:
-                text = statements[q].statement if q in statements else (stored[q].statement if q in stored else None)
-                if text:
-                    _add_query_change(out, q, text, c.dataset, ups, c.ts, c.origin)
+            st = state.get(c.dataset)
+            held = st.lineageTs.get(UPSTREAM_LINEAGE, -1) if st is not None else -1
+            if c.ts >= held and (c.dataset not in present or c.ts >= present[c.dataset].ts):
+                present[c.dataset] = c
+    out: dict[tuple[str, str], SqlChange] = {}
+    for c in present.values():
+        for q, ups in c.queries:
+            text = statements[q].statement if q in statements else (stored[q].statement if q in stored else None)
+            if text:
+                _add_query_change(out, q, text, c.dataset, ups, max(c.ts, statements[q].ts if q in statements
+                                                                    else stored[q].ts), c.origin)
     for q, qc in statements.items():
         for dataset, ups in stored[q].datasets if q in stored else ():
-            if (dataset, q) not in out:
+            if (dataset, q) not in out and dataset not in present:
                 _add_query_change(out, q, qc.statement, dataset, ups, qc.ts, qc.origin)
+    return list(out.values())
+
+
+def settled_query_lineage(stored: Mapping[str, StoredQuery]) -> list[SqlChange]:
+    """The SQL changes of every stored (query, dataset) pair the graph joins (for concurrent writers)."""
+    out: dict[tuple[str, str], SqlChange] = {}
+    for q, held in stored.items():
+        for dataset, ups in held.datasets if held.statement else ():
+            _add_query_change(out, q, held.statement or "", dataset, ups, held.ts, "")
     return list(out.values())
 
 

@@ -49,12 +49,13 @@ from .plan import (
     History,
     HistoryRequest,
     Plan,
+    StoredQuery,
     datasets_to_read,
     history_needed,
     plan_changes,
     plan_placeholder_resolution,
 )
-from .sql import StoredQuery, derive_sql, queries_named, query_lineage
+from .sql import derive_sql, queries_named, query_lineage, settled_query_lineage
 from .store import GraphStore
 
 log = logging.getLogger("fieldgraph.graph")
@@ -102,7 +103,8 @@ class Writer:
         for batch in chunks(urns, READ_CHUNK):
             for r in self.store.run_named("read_queries", {"urns": batch}):
                 datasets = tuple((d, tuple(ups or ())) for d, ups in (x for x in r["datasets"] or [] if x))
-                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"], datasets)
+                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"],
+                                            -1 if r["ts"] is None else int(r["ts"]), datasets)
         return out
 
     def read_history(self, need: HistoryRequest) -> History:
@@ -126,13 +128,17 @@ class Writer:
         """Read the state (and the history) the batch needs and plan it (no writes). SQL changes become the
         job lineage they amount to against the schemas read (:mod:`fieldgraph.graph.sql`)."""
         check_values(changes)
-        named = queries_named(changes)
-        if named:
-            changes = [*changes, *query_lineage(changes, self.read_queries(named))]
         state = self.read_state(datasets_to_read(changes))
+        named = queries_named(changes)
+        queries = self.read_queries(named) if named else {}
+        if queries or named:
+            joined = query_lineage(changes, queries, state)
+            more = [u for u in datasets_to_read(joined) if u not in state]
+            state = {**state, **self.read_state(more)} if more else state
+            changes = [*changes, *joined]
         changes, derived = derive_sql(changes, state)
         check_values(derived)
-        return plan_changes(changes, state, self.read_history(history_needed(changes, state)))
+        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries)
 
     def write(self, changes: Sequence[Change]) -> Plan:
         """Plan and apply one batch (see the module for what each mode adds)."""
@@ -142,6 +148,7 @@ class Writer:
             return plan
         plan = self._write_verified(changes)
         self._settle_placeholders(changes, plan)
+        self._settle_queries(changes)
         return plan
 
     def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
@@ -208,6 +215,17 @@ class Writer:
             res = self.store.run(stmt, {"rows": batch})
             n += int(res[0]["n"]) if res else 0
         return n
+
+    def _settle_queries(self, changes: Sequence[Change]) -> None:
+        """A query and the lineage naming it, written by two writers at once, may each have been planned before
+        the other was written: derive again what the graph now joins (idempotent; whichever writer finishes last
+        sees both)."""
+        named = queries_named(changes)
+        if not named:
+            return
+        joined = settled_query_lineage(self.read_queries(named))
+        if joined:
+            self._write_verified(joined)
 
     def _settle_placeholders(self, changes: Sequence[Change], plan: Plan) -> None:
         urns = {c.dataset for c in changes if isinstance(c, SchemaChange)

@@ -18,13 +18,13 @@ stamps them. A statement sqlglot cannot parse is rejected with its line, column 
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from fieldgraph.changes import Change, SqlChange
 from fieldgraph.errors import EventError
 from fieldgraph.normalizers.urns import make_dataset_urn
-from fieldgraph.sqllineage import SqlError, Statement, parse_statements
+from fieldgraph.sqllineage import SqlError, Statement, derive, parse_statements
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ
@@ -76,7 +76,9 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
 
 def sql_change(st: Statement, names: TableNames, *, job: str | None = None, target: str | None = None,
                run: str | None = None, ts: int = 0, origin: str = "", query: str | None = None) -> SqlChange:
-    """One statement's change; ``target`` (a name or URN) for a SELECT."""
+    """One statement's change; ``target`` (a name or URN) for a SELECT. What can be checked without schemas is
+    checked here, so such an event is rejected when it is read (the rest waits for the graph's schemas)."""
+    derive(st, {}, target or None)
     dataset = names.urn(st.target or target or "")
     tables = tuple((key, names.urn(key)) for key in st.tables)
     key = st.target or (target if target and not target.startswith("urn:") else "")
@@ -111,7 +113,9 @@ def _ms(value: Any) -> int:
         return value
     if isinstance(value, str):
         try:
-            return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            t = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             pass
+        else:  # a time without an offset is UTC, whatever the machine's zone
+            return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
     raise EventError(f"time must be milliseconds or an ISO 8601 time, got {value!r}", where="time")
