@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import pickle
 import sys
@@ -56,7 +57,7 @@ from fieldgraph.changes import (
     SchemaChange,
     SqlChange,
 )
-from fieldgraph.errors import InputError
+from fieldgraph.errors import FieldgraphError, InputError, TransientError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
@@ -64,6 +65,7 @@ from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
 from fieldgraph.ingest.replay import RawEvent, decode, read_events
 from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
+log = logging.getLogger("fieldgraph.backfill")
 FORMATS = ("json", "jsonl", "avro", "parquet")
 SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
 DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
@@ -319,7 +321,19 @@ def _backfill_writer(config: GraphConfig, batch_size: int) -> Iterator[Writer]:
 
 
 def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str]) -> None:
-    plan = writer.plan(changes)
+    try:
+        plan = writer.plan(changes)
+    except TransientError:
+        raise
+    except FieldgraphError:
+        # a change only the graph's state refuses (a SQL statement that does not fit the schemas read): write the
+        # rest, in order, and say which (the rejects file holds what stage 1 could tell from the event alone)
+        done, refused = writer.write_each([[c] for c in changes])
+        for i, exc in refused:
+            log.warning("refused %s: %s", changes[i].origin or changes[i].dataset, exc)
+        counts.update(done.counts)
+        counts["refusedAtWrite"] += len(refused)
+        return
     writer.apply(plan)
     counts.update(plan.counts)
     for step, rows in plan.steps():
@@ -390,7 +404,7 @@ class BackfillReport:
             # the references the graph holds as ambiguous (a count of planning steps would count a reference
             # once per version and per run that met it)
             "ambiguousReferences": self.graph.get("ambiguousReferences", w["ambiguous"]),
-            "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
+            "refusedAtWrite": w["refusedAtWrite"], "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
             "eventsPerSecond": round(c["events"] / self.seconds, 1) if self.seconds else None,
             "sparkUI": self.spark_ui, "graph": self.graph,
         }

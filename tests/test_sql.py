@@ -16,7 +16,7 @@ from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
 from fieldgraph.ingest.emitter import change_event
 from fieldgraph.ingest.sources import decode_event
-from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, parse_statements
+from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, derive, parse_statements
 
 from .conftest import ds, ingest, mcp, schema_event
 
@@ -75,6 +75,53 @@ def test_an_unknown_dialect_is_an_error() -> None:
         parse_statements("SELECT 1", "nosuchsql")
 
 
+@pytest.mark.parametrize("text, dialect, message", [
+    ("WITH player AS (SELECT player.name FROM players) SELECT * FROM player", "bigquery", "SELECT"),
+    ("SELECT a FROM t WHERE " + " OR ".join(f"a = {i}" for i in range(3000)), "spark", "nested too deeply"),
+])
+def test_sql_sqlglot_cannot_follow_is_an_error_not_a_crash(text: str, dialect: str, message: str) -> None:
+    with pytest.raises(SqlError, match=message):
+        for st in parse_statements(text, dialect):
+            derive(st, {"players": ["name"]}, "out")
+
+
+def test_statements_without_lineage_are_not_errors() -> None:
+    kinds = [s.kind for s in parse_statements("INSERT INTO x DEFAULT VALUES; INSERT INTO x VALUES (1, 2)", "postgres")]
+    assert kinds == ["other", "other"]
+    (into,) = parse_statements("SELECT a, b INTO t2 FROM t1", "tsql")
+    assert (into.kind, into.target, into.tables) == ("create_table", "t2", ("t1",))
+    by_name = parse_statements("INSERT INTO t BY NAME SELECT y, x FROM s", "duckdb")[0]
+    lineage = derive(by_name, {"t": ["x", "y"], "s": ["x", "y"]})
+    assert {e.key for e in lineage.edges} == {"y <- s.y", "x <- s.x"}
+
+
+def test_positions_are_never_guessed() -> None:
+    # a * that cannot be expanded: no column can be matched to its value
+    st = parse_statements("INSERT INTO t SELECT m.*, o.amount FROM mystery m JOIN orders o ON m.id = o.id")[0]
+    lineage = derive(st, {"t": ["id", "name", "amount"], "orders": ["id", "amount"]})
+    assert lineage.edges == () and "column positions" in lineage.unresolved
+    # a table whose columns' order is not known (written before positions were kept)
+    st = parse_statements("INSERT INTO t SELECT * FROM orders")[0]
+    assert derive(st, {"t": ["a", "b"], "orders": ["id", "amount"]}, unordered=["orders"]).edges == ()
+    assert len(derive(st, {"t": ["a", "b"], "orders": ["id", "amount"]}).edges) == 2
+
+
+def test_target_columns_are_spelled_as_the_target_schema_spells_them() -> None:
+    st = parse_statements("CREATE OR REPLACE TABLE report AS SELECT customerId, SUM(amount) AS totalAmount "
+                          "FROM orders GROUP BY customerId", "snowflake")[0]
+    lineage = derive(st, {"report": ["customerId", "totalAmount"], "orders": ["customerId", "amount"]})
+    assert {e.key for e in lineage.edges if e.kind == "DIRECT"} == {
+        "customerId <- orders.customerId", "totalAmount <- orders.amount"}
+
+
+def test_tables_of_different_depths_stay_apart() -> None:
+    st = parse_statements("INSERT INTO r SELECT o.status, p.amount FROM sales.orders o JOIN orders p ON o.id = p.id")[0]
+    lineage = derive(st, {"sales.orders": ["id", "status"], "orders": ["id", "amount"]})
+    direct = {e.key for e in lineage.edges if e.kind == "DIRECT"}
+    assert direct == {"status <- sales.orders.status", "amount <- orders.amount"}
+    assert not any(e.by_name for e in lineage.edges)
+
+
 # --- the SQL event form --------------------------------------------------------------------------------
 
 
@@ -87,6 +134,7 @@ def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
     assert first.run == "r1" and first.ts == 1767225600000 and first.origin == "f.jsonl:3"
     assert second.dataset == ds("shop.r") and second.tables == (("shop.totals", TOTALS),)
     # without a job: one per statement text (whitespace aside)
+    assert decode_event(sql_event(TOTALS_SQL, time="2026-01-01T00:00:00"))[0].ts == 1767225600000  # no offset: UTC
     a, = decode_event(sql_event(TOTALS_SQL))
     b, = decode_event(sql_event(TOTALS_SQL.replace(" ", "\n  ")))
     assert a.job == b.job and a.job.startswith("sql:")
@@ -99,6 +147,7 @@ def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
     ({"sql": TOTALS_SQL, "dialect": 3}, "dialect must be a string"),
     ({"sql": TOTALS_SQL, "time": "yesterday"}, "time must be milliseconds or an ISO 8601 time"),
     ({"sql": TOTALS_SQL, "tables": {}}, r"unknown keys \['tables'\]"),
+    ({"sql": "INSERT INTO t (a, b) SELECT x FROM s"}, "INSERT INTO t: lists 2 target columns for 1 values"),
 ])
 def test_bad_sql_events_say_what_is_wrong(event: dict, message: str) -> None:
     with pytest.raises(EventError, match=message):
@@ -175,6 +224,23 @@ def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
     assert (edge["firstSeen"], edge["lastSeen"]) == (1000, 5000)
 
 
+def test_a_statement_refused_at_write_time_leaves_the_rest_of_the_batch(graph) -> None:
+    # 3 values into a 2-column table: known only once the target's schema is read
+    report = ingest(graph, orders_schema(), schema_event(ds("shop.narrow"), ["a", "b"], 1),
+                    sql_event("INSERT INTO narrow SELECT order_id, amount, status FROM orders"),
+                    sql_event(TOTALS_SQL))
+    ((origin, reason),) = report.refused
+    assert "shop.narrow,PROD): INSERT INTO narrow: inserts 3 values into a table whose schema has 2 columns" in reason
+    assert ("total", "amount") in edges_of(graph, TOTALS) and graph.fields(ds("shop.narrow"))
+
+
+def test_a_dataset_delete_ends_its_sql_lineage(graph) -> None:
+    ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
+    assert edges_of(graph, TOTALS)
+    ingest(graph, mcp(TOTALS, None, None, 9000, "DELETE") | {"aspectName": "datasetKey"})
+    assert edges_of(graph, TOTALS) == {}
+
+
 # --- OpenLineage -------------------------------------------------------------------------------------------
 
 
@@ -214,6 +280,14 @@ def test_openlineage_column_lineage_is_never_overridden() -> None:
     (job,) = [c for c in changes if c.aspect == "jobLineage"]
     assert [(e.downstream, e.upstream) for e in job.edges] == [
         (field_urn(PG_TOTALS, "total"), field_urn(PG_ORDERS, "status"))]
+
+
+def test_sql_a_facet_cannot_derive_is_logged_and_the_event_written(graph, caplog) -> None:
+    # parsed, but it inserts 2 values into a 1-column list: derived when written, and only logged
+    bad = ol_event({}, "INSERT INTO public.totals (total) SELECT customer_id, amount FROM public.orders")
+    ingest(graph, bad)
+    assert "no lineage derived from openlineage:airflow/mart.totals" in caplog.text
+    assert {f["fieldPath"] for f in graph.fields(PG_ORDERS)} >= {"amount", "status"}
 
 
 def test_an_unparseable_sql_facet_keeps_the_rest_of_the_event(caplog) -> None:
@@ -268,6 +342,52 @@ def test_a_newer_lineage_without_the_query_stops_the_join(graph) -> None:
     ingest(graph, orders_schema(), upstream_lineage(10), upstream_lineage(20, query=None))
     ingest(graph, query_event(TOTALS_SQL))
     assert edges_of(graph, TOTALS) == {}
+
+
+def test_query_lineage_follows_the_query_and_the_lineage_that_names_it(graph) -> None:
+    ingest(graph, orders_schema(), query_event(TOTALS_SQL, ts=5), upstream_lineage(10))
+    assert ("buyers", "email") in edges_of(graph, TOTALS)
+    # an older statement arriving late changes nothing
+    ingest(graph, query_event("INSERT INTO shop.totals SELECT order_id AS total FROM shop.orders", ts=3))
+    assert ("buyers", "email") in edges_of(graph, TOTALS)
+    # a newer statement: the edges of the old one stop holding, the new ones are derived
+    ingest(graph, query_event("INSERT INTO shop.totals SELECT order_id AS total FROM shop.orders", ts=20))
+    assert set(edges_of(graph, TOTALS)) == {("total", "order_id")}
+    # the lineage no longer names the query: its edges stop holding
+    ingest(graph, upstream_lineage(30, query=None))
+    assert edges_of(graph, TOTALS) == {}
+
+
+def test_several_statements_of_a_query_in_one_batch_keep_the_newest(graph) -> None:
+    ingest(graph, orders_schema(), upstream_lineage(10),
+           query_event("INSERT INTO shop.totals SELECT amount AS total FROM shop.orders", ts=10),
+           query_event("INSERT INTO shop.totals SELECT order_id AS total FROM shop.orders", ts=7),
+           query_event("INSERT INTO shop.totals SELECT status AS total FROM shop.orders", ts=5))
+    assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
+    ingest(graph, upstream_lineage(11))  # the stored statement is the newest one too
+    assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
+
+
+def test_concurrent_writers_settle_the_query_join(graph, monkeypatch) -> None:
+    """A query and the lineage naming it, each planned by its own writer before the other was written: the
+    writer that finishes last derives the lineage."""
+    from fieldgraph.graph import WriteMode
+
+    ingest(graph, orders_schema())
+    first, second = graph.writer(WriteMode.CONCURRENT), graph.writer(WriteMode.CONCURRENT)
+    apply = first.apply
+    seen = []
+
+    def the_other_writer_goes_first(plan):  # between the first writer's plan and its apply
+        if not seen:
+            second.write(decode_event(upstream_lineage(10)))  # no statement stored yet: nothing to derive
+            seen.append(dict(edges_of(graph, TOTALS)))
+        apply(plan)  # the query's plan saw no lineage naming it: nothing to derive either
+
+    monkeypatch.setattr(first, "apply", the_other_writer_goes_first)
+    first.write(decode_event(query_event(TOTALS_SQL)))
+    assert seen == [{}]
+    assert ("total", "amount") in edges_of(graph, TOTALS)  # the first writer, finishing last, settled it
 
 
 # --- the command line -----------------------------------------------------------------------------------------

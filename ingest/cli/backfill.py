@@ -56,9 +56,10 @@ def backfill_cmd(
 
         report = run_backfill(opts, progress=show)
     summary = report.to_json()
+    bad = bool(summary["rejected"] or summary["refusedAtWrite"])
     if as_json:
         dump(summary)
-        finish(rejected=bool(summary["rejected"]))
+        finish(rejected=bad)
         return
     rows = [(k, v) for k, v in summary.items() if k not in ("graph", "rejectsPath", "sparkUI", "files", "seconds")]
     out.print(count_table(f"backfilled {plural(summary['files'], 'file')}, {plural(summary['events'], 'event')} "
@@ -66,4 +67,7 @@ def backfill_cmd(
     if summary["rejected"]:
         out.print(Text(f"{plural(summary['rejected'], 'bad record')} added to {summary['rejectsPath']}",
                        style="yellow"))
-    finish(rejected=bool(summary["rejected"]))
+    if summary["refusedAtWrite"]:
+        out.print(Text(f"{plural(summary['refusedAtWrite'], 'change')} refused when written (logged with its "
+                       "origin); the rest was written", style="yellow"))
+    finish(rejected=bad)
