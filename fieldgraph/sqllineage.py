@@ -79,7 +79,7 @@ class Statement:
 
 def table_key(table: exp.Table) -> str:
     """The dotted, lower-case name of a table reference (``db.schema.t``)."""
-    return ".".join(p.name.lower() for p in table.parts if p.name != _PAD)
+    return ".".join(p.name.lower() for p in table.parts if p.name.lower() != _PAD)
 
 
 #: the part put before a table name written with fewer parts than another of its statement (``orders`` beside
@@ -292,12 +292,15 @@ class SqlEdge:
 @dataclass(frozen=True, slots=True)
 class SqlLineage:
     """What one statement writes: ``target``'s ``columns`` and their ``edges``; ``unresolved``: names
-    that could not be placed (no edge made for them)."""
+    that could not be placed (no edge made for them; ``column positions``: no column could be matched to its
+    value)."""
 
     target: str
     columns: tuple[str, ...]
     edges: tuple[SqlEdge, ...]
     unresolved: tuple[str, ...] = ()
+    #: the statement's kind (:attr:`Statement.kind`)
+    kind: str = "insert"
 
 
 Schemas: TypeAlias = Mapping[str, Sequence[str]]
@@ -334,14 +337,16 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
     except Exception as exc:  # noqa: BLE001 - sqlglot's optimizer fails in many ways on SQL it parsed
         raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
                        ) from None
-    names = _target_columns(statement, outputs, known.get(name), what)
-    positional = bool(statement.columns) or (statement.kind == "insert" and names != [n for n, _ in outputs])
     lost = [u for u in walk.unresolved if u == "*" or u.endswith(".*")]
-    stars_unordered = _reads_star(tree) and set(unordered) & {*statement.tables}
-    if positional and (lost or stars_unordered or (name in set(unordered) and not statement.columns)):
-        # the columns' places are not known: no column can be matched to its value
-        return SqlLineage(name, tuple(dict.fromkeys(names)), (), (*dict.fromkeys(walk.unresolved),
-                                                                    "column positions"))
+    by_position = bool(statement.columns) or (
+        statement.kind == "insert" and any("." not in p for p in known.get(name, ())) and not tree.args.get("by_name"))
+    unordered_stars = _reads_star(tree) and bool(set(unordered) & {*statement.tables})
+    if (by_position and (lost or unordered_stars or (name in set(unordered) and not statement.columns))) or \
+            (unordered_stars and any(True for _ in tree.find_all(exp.SetOperation))):
+        # the columns' places are not known (union branches map by place too): no column is matched to its value
+        return SqlLineage(name, statement.columns, (), (*dict.fromkeys(walk.unresolved), "column positions"),
+                          statement.kind)
+    names = _target_columns(statement, outputs, known.get(name), what)
     edges = []
     for col, (_, deps) in zip(names, outputs, strict=False):
         for (table, path), roles in sorted(deps.items()):
@@ -349,7 +354,7 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
                 continue
             edges.append(_edge(col, table, path, roles, walk.by_name(table, path)))
     columns = tuple(dict.fromkeys(names))
-    return SqlLineage(name, columns, tuple(_merged(edges)), tuple(dict.fromkeys(walk.unresolved)))
+    return SqlLineage(name, columns, tuple(_merged(edges)), tuple(dict.fromkeys(walk.unresolved)), statement.kind)
 
 
 def _reads_star(tree: exp.Expression) -> bool:
@@ -449,7 +454,7 @@ class _Walk:
         depth = max((len(t.parts) for t in tables), default=1)
         mapping: dict[str, Any] = {}
         for t in tables:
-            for arg in ("db", "catalog")[:depth - len(t.parts)]:
+            for arg in ("db", "catalog")[len(t.parts) - 1:][:depth - len(t.parts)]:  # the outer parts it lacks
                 t.set(arg, exp.to_identifier(_PAD))
             paths = self.schemas.get(table_key(t))
             if paths is not None:

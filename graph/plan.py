@@ -77,6 +77,8 @@ from .history import (
     stored_schema_versions,
 )
 
+#: the jobs of DataHub queries' derived lineage (their URNs)
+QUERY_URN_PREFIX = "urn:li:query:"
 #: dataset property holding the stamp of each lineage aspect
 LINEAGE_TS_PROP = {UPSTREAM_LINEAGE: "upstreamLineageTs", DATASET_UPSTREAM_LINEAGE: "datasetUpstreamLineageTs"}
 #: dataset property holding the times of an aspect's versions (job lineage: of its deletes)
@@ -152,7 +154,25 @@ class StoredQuery:
     statement: str | None
     language: str | None
     ts: int = -1
-    datasets: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    #: (dataset, the upstreams the query made, the stamp of the dataset's upstreamLineage)
+    datasets: tuple[tuple[str, tuple[str, ...], int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LinkedQuery:
+    urn: str
+    statement: str | None
+    ts: int
+    upstreams: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetQueries:
+    """The queries a dataset's present ``upstreamLineage`` names (as stored), and that version's stamp."""
+
+    dataset: str
+    lineage_ts: int
+    queries: tuple[LinkedQuery, ...] = ()
 
 
 def newest_queries(changes: Iterable[Change]) -> dict[str, QueryChange]:
@@ -205,7 +225,7 @@ STEP_ORDER = (
     # placeholders resolved by a schema: their edges, current and past, move to the real field
     "move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges", "delete_fields",
     # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
-    "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage",
+    "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage", "drop_query_lineage",
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
     # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
     "upsert_queries", "unlink_lineage_queries", "link_lineage_queries",
@@ -215,7 +235,8 @@ STEP_ORDER = (
     "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
 )
 #: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
-_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage")
+_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage",
+             "drop_query_lineage")
 
 
 @dataclass
@@ -744,8 +765,7 @@ class _Planner:
         self.rows["unlink_lineage_queries"].append({"datasetUrn": urn})
         self.rows["link_lineage_queries"].extend(
             {"datasetUrn": urn, "query": q, "upstreams": list(ups)} for q, ups in queries)
-        self.rows["close_query_lineage"].append(
-            {"datasetUrn": urn, "at": present.ts, "keep": [q for q, _ in queries], "only": None})
+        self.end_query_lineage([{"datasetUrn": urn, "at": present.ts, "keep": [q for q, _ in queries], "only": None}])
 
     def queries(self, changes: Sequence[QueryChange], stored: Mapping[str, StoredQuery]) -> None:
         """Each query's newest statement, unless the graph holds a newer one; a changed statement ends the edges
@@ -757,8 +777,13 @@ class _Planner:
             self.rows["upsert_queries"].append({"urn": urn, "statement": q.statement, "language": q.language,
                                                 "ts": q.ts})
             if held is not None and held.statement is not None and held.statement != q.statement:
-                self.rows["close_query_lineage"].extend(
-                    {"datasetUrn": d, "at": q.ts, "keep": [], "only": urn} for d, _ in held.datasets)
+                self.end_query_lineage([{"datasetUrn": d, "at": max(q.ts, ts), "keep": [], "only": urn}
+                                        for d, _, ts in held.datasets])
+
+    def end_query_lineage(self, rows: list[dict[str, Any]]) -> None:
+        """Query-derived edges stop holding (see ``close_query_lineage.cypher``)."""
+        self.rows["close_query_lineage"].extend(rows)
+        self.rows["drop_query_lineage"].extend(rows)
 
     def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
         self._add_times(urn, aspect, times)
@@ -800,7 +825,17 @@ class _Planner:
 
     def job_lineage(self, urn: str, group: list[JobLineageChange | AspectDelete]) -> None:
         """Additive edges per (down, up, job) with first/last seen, closed by deletes; declared and dropped
-        fields."""
+        fields. The lineage of DataHub queries is merged as it comes: the dataset's ``upstreamLineage`` ends it
+        (:meth:`end_query_lineage`), not job-lineage deletes or replays."""
+        queries = [c for c in group if isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX)]
+        for c in queries:
+            self.counts["job_lineages"] += 1
+            for f in self._job_facts(c):
+                self._job_edge(f, c.ts)
+        group = [c for c in group if not (isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX))]
+        if not group:
+            self.dataset_row(urn)
+            return
         if any(c.ts == UNSTAMPED for c in group):  # stamped after the newest run seen, stored or before it
             seen = [s.last_seen for s in self.history.jobs.get(urn, [])]
             group = in_arrival_order(group, max([self.stored(urn).last_time(JOB_LINEAGE), *seen]))
@@ -883,6 +918,13 @@ class _Planner:
             rows["cleanup_placeholder_datasets"] = [{}]
         self.counts["ambiguous"] = len(self.plan.ambiguous)
         return self.plan
+
+
+def plan_query_ends(rows: list[dict[str, Any]]) -> Plan:
+    """A plan that only ends query-derived edges (``close_query_lineage`` rows)."""
+    planner = _Planner({})
+    planner.end_query_lineage(rows)
+    return planner.finish()
 
 
 def plan_placeholder_resolution(state: Mapping[str, DatasetState]) -> Plan:

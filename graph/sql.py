@@ -22,13 +22,15 @@ is logged and left out: the lineage aspect is written all the same.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fieldgraph.changes import (
     DIRECT,
     UPSTREAM_LINEAGE,
+    AspectDelete,
     Change,
+    DatasetDelete,
     EdgeProps,
     FieldEdge,
     JobLineageChange,
@@ -50,7 +52,7 @@ from fieldgraph.sqllineage import (
     parse_statements,
 )
 
-from .plan import DatasetState, StoredQuery, newest_queries
+from .plan import DatasetQueries, DatasetState, StoredQuery, newest_queries
 
 log = logging.getLogger("fieldgraph.graph")
 
@@ -92,7 +94,7 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
             continue
         if d.lineage.unresolved:
             log.info("%s: %s could not be placed (no schema lists them)", _where(c), ", ".join(d.lineage.unresolved))
-        if not columns_of(state.get(c.dataset)).paths and c.dataset not in batch:
+        if d.lineage.kind.startswith("create") and not columns_of(state.get(c.dataset)) and c.dataset not in batch:
             batch[c.dataset] = Columns(list(d.lineage.columns), ordered=True)
         out.append(d)
     return out
@@ -185,40 +187,53 @@ def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
                   state: Mapping[str, DatasetState]) -> list[SqlChange]:
     """The SQL changes that the batch's queries and query references make with the stored ones (the module):
     for the present version of each dataset's ``upstreamLineage`` (not older than the stored one or another of
-    the batch) and each query's newest statement (not older than the stored one)."""
+    the batch, and not deleted in the batch) and each query's newest statement (not older than the stored one).
+    A derived change is stamped when both held: the later of the statement's and the lineage's stamps."""
     statements = {q: c for q, c in newest_queries(changes).items()
                   if q not in stored or stored[q].ts <= c.ts}
-    present: dict[str, LineageChange] = {}
+    present: dict[str, LineageChange | None] = {}  # None: the batch deletes the aspect last
     for c in changes:
-        if isinstance(c, LineageChange) and c.aspect == UPSTREAM_LINEAGE:
+        deleted = isinstance(c, DatasetDelete) or (isinstance(c, AspectDelete) and c.aspect == UPSTREAM_LINEAGE)
+        if deleted:
+            present[c.dataset] = None
+        elif isinstance(c, LineageChange) and c.aspect == UPSTREAM_LINEAGE:
             st = state.get(c.dataset)
             held = st.lineageTs.get(UPSTREAM_LINEAGE, -1) if st is not None else -1
-            if c.ts >= held and (c.dataset not in present or c.ts >= present[c.dataset].ts):
+            latest = present.get(c.dataset)
+            if c.ts >= held and (latest is None or c.ts >= latest.ts):
                 present[c.dataset] = c
-    out: dict[tuple[str, str], SqlChange] = {}
-    for c in present.values():
+    out: dict[tuple[str, str, int], SqlChange] = {}
+    for c in (x for x in present.values() if x is not None):
         for q, ups in c.queries:
-            text = statements[q].statement if q in statements else (stored[q].statement if q in stored else None)
-            if text:
-                _add_query_change(out, q, text, c.dataset, ups, max(c.ts, statements[q].ts if q in statements
-                                                                    else stored[q].ts), c.origin)
+            held_q = statements.get(q) or stored.get(q)
+            text = held_q.statement if held_q is not None else None
+            if text and held_q is not None:
+                _add_query_change(out, q, text, c.dataset, ups, max(c.ts, held_q.ts), c.origin)
     for q, qc in statements.items():
-        for dataset, ups in stored[q].datasets if q in stored else ():
-            if (dataset, q) not in out and dataset not in present:
-                _add_query_change(out, q, qc.statement, dataset, ups, qc.ts, qc.origin)
+        for dataset, ups, lineage_ts in stored[q].datasets if q in stored else ():
+            if dataset not in present:
+                _add_query_change(out, q, qc.statement, dataset, ups, max(qc.ts, lineage_ts), qc.origin)
+            elif present[dataset] is not None and qc.ts < present[dataset].ts:  # type: ignore[union-attr]
+                # the new statement held before the batch's lineage version too: from its own time on
+                _add_query_change(out, q, qc.statement, dataset, ups, max(qc.ts, lineage_ts), qc.origin)
     return list(out.values())
 
 
-def settled_query_lineage(stored: Mapping[str, StoredQuery]) -> list[SqlChange]:
-    """The SQL changes of every stored (query, dataset) pair the graph joins (for concurrent writers)."""
-    out: dict[tuple[str, str], SqlChange] = {}
-    for q, held in stored.items():
-        for dataset, ups in held.datasets if held.statement else ():
-            _add_query_change(out, q, held.statement or "", dataset, ups, held.ts, "")
-    return list(out.values())
+def settled_query_lineage(held: Iterable[DatasetQueries]) -> tuple[list[SqlChange], list[dict[str, object]]]:
+    """What the graph joins now, for datasets two writers may have written at once: the edges of queries their
+    present lineage no longer names stop holding (rows for ``close_query_lineage``), those it names are derived
+    (idempotent)."""
+    out: dict[tuple[str, str, int], SqlChange] = {}
+    close: list[dict[str, object]] = []
+    for d in held:
+        close.append({"datasetUrn": d.dataset, "at": d.lineage_ts, "keep": [q.urn for q in d.queries], "only": None})
+        for q in d.queries:
+            if q.statement:
+                _add_query_change(out, q.urn, q.statement, d.dataset, q.upstreams, max(q.ts, d.lineage_ts), "")
+    return list(out.values()), close
 
 
-def _add_query_change(out: dict[tuple[str, str], SqlChange], query: str, text: str, dataset: str,
+def _add_query_change(out: dict[tuple[str, str, int], SqlChange], query: str, text: str, dataset: str,
                       upstreams: Sequence[str], ts: int, origin: str) -> None:
     d = DatasetUrn.parse(dataset)
     dialect = dialect_of(d.platform)
@@ -237,5 +252,5 @@ def _add_query_change(out: dict[tuple[str, str], SqlChange], query: str, text: s
     st = writes[0]
     found = match_tables(st.tables, names)
     tables = tuple((k, found.get(k) or make_dataset_urn(d.platform, k, d.env)) for k in st.tables)
-    out[(dataset, query)] = SqlChange(dataset, query, st.text, dialect, tables, st.target or "", None, query, ts,
-                                      origin, strict=False)
+    out[(dataset, query, ts)] = SqlChange(dataset, query, st.text, dialect, tables, st.target or "", None, query,
+                                          ts, origin, strict=False)

@@ -32,8 +32,10 @@ from typing import Any, TypeVar
 
 from fieldgraph.changes import (
     SCHEMA_METADATA,
+    UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
+    DatasetDelete,
     JobLineageChange,
     LineageChange,
     QueryChange,
@@ -45,15 +47,18 @@ from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, T
 from . import cypher as cy
 from .history import TIME_PROPS, Fact, Held, Span, state_props
 from .plan import (
+    DatasetQueries,
     DatasetState,
     History,
     HistoryRequest,
+    LinkedQuery,
     Plan,
     StoredQuery,
     datasets_to_read,
     history_needed,
     plan_changes,
     plan_placeholder_resolution,
+    plan_query_ends,
 )
 from .sql import derive_sql, queries_named, query_lineage, settled_query_lineage
 from .store import GraphStore
@@ -102,9 +107,9 @@ class Writer:
         out: dict[str, StoredQuery] = {}
         for batch in chunks(urns, READ_CHUNK):
             for r in self.store.run_named("read_queries", {"urns": batch}):
-                datasets = tuple((d, tuple(ups or ())) for d, ups in (x for x in r["datasets"] or [] if x))
-                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"],
-                                            -1 if r["ts"] is None else int(r["ts"]), datasets)
+                datasets = tuple((d, tuple(ups or ()), _int_or(ts, -1)) for d, ups, ts in
+                                 (x for x in r["datasets"] or [] if x))
+                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"], _int_or(r["ts"], -1), datasets)
         return out
 
     def read_history(self, need: HistoryRequest) -> History:
@@ -216,16 +221,35 @@ class Writer:
             n += int(res[0]["n"]) if res else 0
         return n
 
+    def read_dataset_queries(self, urns: Sequence[str]) -> list[DatasetQueries]:
+        """The queries each dataset's present ``upstreamLineage`` names, as stored."""
+        out = []
+        for batch in chunks(urns, READ_CHUNK):
+            for r in self.store.run_named("read_dataset_queries", {"urns": batch}):
+                out.append(DatasetQueries(r["dataset"], _int_or(r["ts"], -1), tuple(
+                    LinkedQuery(q, text, _int_or(ts, -1), tuple(ups or ())) for q, text, ts, ups in
+                    (x for x in r["queries"] or [] if x))))
+        return out
+
     def _settle_queries(self, changes: Sequence[Change]) -> None:
-        """A query and the lineage naming it, written by two writers at once, may each have been planned before
-        the other was written: derive again what the graph now joins (idempotent; whichever writer finishes last
-        sees both)."""
+        """Queries and the lineage naming them, written by several writers at once, may each have been planned
+        before another's write: make the graph's query-derived edges what it now joins (idempotent; whichever
+        writer finishes last sees every write)."""
         named = queries_named(changes)
-        if not named:
+        datasets = {c.dataset for c in changes
+                    if isinstance(c, DatasetDelete) or (isinstance(c, (LineageChange, AspectDelete))
+                                                        and c.aspect == UPSTREAM_LINEAGE)}
+        if named:
+            datasets.update(d for q in self.read_queries(named).values() for d, _, _ in q.datasets)
+        if not datasets:
             return
-        joined = settled_query_lineage(self.read_queries(named))
+        joined, ends = settled_query_lineage(self.read_dataset_queries(sorted(datasets)))
+        self.apply(plan_query_ends(ends))
         if joined:
             self._write_verified(joined)
+            # another writer may have dropped a query from a lineage between that read and this write
+            _, ends = settled_query_lineage(self.read_dataset_queries(sorted({c.dataset for c in joined})))
+            self.apply(plan_query_ends(ends))
 
     def _settle_placeholders(self, changes: Sequence[Change], plan: Plan) -> None:
         urns = {c.dataset for c in changes if isinstance(c, SchemaChange)
@@ -300,6 +324,10 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
     elif isinstance(c, QueryChange):
         texts += (c.statement, c.language)
     return texts, ints, floats
+
+
+def _int_or(value: Any, default: int) -> int:
+    return default if value is None else int(value)
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:

@@ -104,6 +104,9 @@ def test_positions_are_never_guessed() -> None:
     st = parse_statements("INSERT INTO t SELECT * FROM orders")[0]
     assert derive(st, {"t": ["a", "b"], "orders": ["id", "amount"]}, unordered=["orders"]).edges == ()
     assert len(derive(st, {"t": ["a", "b"], "orders": ["id", "amount"]}).edges) == 2
+    # union branches map by place too
+    st = parse_statements("CREATE TABLE t AS SELECT a, b FROM x UNION ALL SELECT * FROM orders")[0]
+    assert derive(st, {"x": ["a", "b"], "orders": ["id", "amount"]}, unordered=["orders"]).edges == ()
 
 
 def test_target_columns_are_spelled_as_the_target_schema_spells_them() -> None:
@@ -120,6 +123,15 @@ def test_tables_of_different_depths_stay_apart() -> None:
     direct = {e.key for e in lineage.edges if e.kind == "DIRECT"}
     assert direct == {"status <- sales.orders.status", "amount <- orders.amount"}
     assert not any(e.by_name for e in lineage.edges)
+    st = parse_statements("INSERT INTO r SELECT o.status, p.amount FROM sales.orders o JOIN orders p ON o.id = p.id",
+                          "snowflake")[0]  # sqlglot upper-cases the padding there
+    assert {e.key for e in derive(st, {"sales.orders": ["id", "status"], "orders": ["id", "amount"]}).edges
+            if e.kind == "DIRECT"} == direct
+    st = parse_statements("INSERT INTO r SELECT o.a, c.b FROM analytics.sales.orders o JOIN sales.customers c "
+                          "ON o.id = c.id")[0]
+    lineage = derive(st, {"analytics.sales.orders": ["id", "a"], "sales.customers": ["id", "b"]})
+    assert {e.key for e in lineage.edges if e.kind == "DIRECT"} == {
+        "a <- analytics.sales.orders.a", "b <- sales.customers.b"}
 
 
 # --- the SQL event form --------------------------------------------------------------------------------
@@ -152,6 +164,12 @@ def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
 def test_bad_sql_events_say_what_is_wrong(event: dict, message: str) -> None:
     with pytest.raises(EventError, match=message):
         decode_event(event)
+
+
+def test_what_only_the_schemas_can_tell_waits_for_them() -> None:
+    # a * cannot be counted without the schema: the event is read, the graph derives it
+    (c,) = decode_event(sql_event("INSERT INTO shop.totals (order_id, amount) SELECT * FROM shop.orders"))
+    assert isinstance(c, SqlChange)
 
 
 # --- on the graph -----------------------------------------------------------------------------------------
@@ -366,6 +384,55 @@ def test_several_statements_of_a_query_in_one_batch_keep_the_newest(graph) -> No
     assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
     ingest(graph, upstream_lineage(11))  # the stored statement is the newest one too
     assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
+
+
+def test_query_lineage_times_do_not_depend_on_arrival_order(graph_factory) -> None:
+    seen = []
+    for events in ([query_event(TOTALS_SQL, ts=5), upstream_lineage(10)],
+                   [upstream_lineage(10), query_event(TOTALS_SQL, ts=5)]):
+        g = graph_factory.new()
+        ingest(g, orders_schema())
+        for e in events:
+            ingest(g, e)
+        seen.append({k: (e["firstSeen"], e["lastSeen"]) for k, e in edges_of(g, TOTALS).items()})
+    assert seen[0] == seen[1] and set(seen[0].values()) == {(10, 10)}
+
+
+def test_a_lineage_delete_in_the_same_batch_ends_the_query_lineage(graph) -> None:
+    ingest(graph, orders_schema(), query_event(TOTALS_SQL, ts=5))
+    ingest(graph, upstream_lineage(10), mcp(TOTALS, "upstreamLineage", None, 20, "DELETE"))
+    assert edges_of(graph, TOTALS) == {}
+
+
+def test_ended_query_lineage_stays_ended_through_a_job_replay(graph) -> None:
+    ingest(graph, orders_schema(), schema_event(TOTALS, ["customer_id", "total", "buyers"], 1),
+           query_event(TOTALS_SQL, ts=5), upstream_lineage(10))
+    ingest(graph, upstream_lineage(30, None))
+    assert edges_of(graph, TOTALS) == {}
+    ingest(graph, sql_event("INSERT INTO totals (total) SELECT amount FROM orders", time=1))  # late: a replay
+    assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
+    assert {e["program"] for e in edges_of(graph, TOTALS).values()} != {QUERY}
+    past = graph.upstream(field_urn(TOTALS, "buyers"), as_of=20).hops  # the query's edges held from 10 to 30
+    assert {(h.fieldPath, h.edge["source"]) for h in past} == {("email", QUERY), ("customer_id", QUERY),
+                                                                ("status", QUERY)}
+
+
+def test_a_statement_that_arrives_late_replaces_the_lineage_it_precedes(graph) -> None:
+    # the lineage (at 30) used the statement of 5; the statement of 20 arrives after it: it held at 30, so the
+    # edges of the old one never held
+    ingest(graph, orders_schema(), schema_event(TOTALS, ["customer_id", "total", "buyers"], 1),
+           query_event(TOTALS_SQL.replace("INSERT INTO shop.totals", "INSERT INTO shop.totals (customer_id, total, "
+                                          "buyers)"), ts=5), upstream_lineage(30))
+    ingest(graph, query_event("INSERT INTO shop.totals (total) SELECT order_id FROM shop.orders", ts=20))
+    assert set(edges_of(graph, TOTALS)) == {("total", "order_id")}
+    assert graph.upstream(field_urn(TOTALS, "buyers"), as_of=31).hops == []  # no past edge either
+    assert graph.stats()["pastDataDerivedFromEdges"] == 0
+
+
+def test_an_insert_does_not_name_the_columns_of_its_target(graph) -> None:
+    ingest(graph, orders_schema(), sql_event("INSERT INTO totals SELECT status AS s2 FROM orders; "
+                                             "INSERT INTO totals SELECT status AS total FROM orders"))
+    assert set(edges_of(graph, TOTALS)) == {("s2", "status"), ("total", "status")}
 
 
 def test_concurrent_writers_settle_the_query_join(graph, monkeypatch) -> None:
