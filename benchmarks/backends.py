@@ -38,6 +38,13 @@ from fieldgraph.graph.plan import field_urn  # noqa: E402
 from fieldgraph.graph.write import Writer, gc_paused  # noqa: E402
 
 
+def timed(fn):  # type: ignore[no-untyped-def]
+    """``fn()``'s result and the seconds it took."""
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
 def ds(i: int) -> str:
     return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from backends import add_arguments, backend, machine, specs  # noqa: E402
+from backends import add_arguments, backend, machine, specs, timed  # noqa: E402
 
 from fieldgraph.graph import LineageGraph  # noqa: E402
 from fieldgraph.graph.plan import field_urn  # noqa: E402
@@ -47,12 +46,6 @@ def large_event(n: int, layers: int, run: str, time_ms: int) -> dict:
     ops.append({"type": "WRITE", "name": "write", "destination": {"name": "dest"},
                 "inputs": [{"origin": prev, "name": x} for x in fields]})
     return {"programRun": "default.Large.workflow.AllToAll", "run": run, "time": time_ms, "operations": ops}
-
-
-def timed(fn):  # type: ignore[no-untyped-def]
-    t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t
 
 
 def main() -> None:

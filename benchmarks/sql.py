@@ -17,12 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from backends import add_arguments, backend, machine, specs  # noqa: E402
+from backends import add_arguments, backend, machine, specs, timed  # noqa: E402
 
 from fieldgraph.changes import SchemaChange, SqlChange  # noqa: E402
 from fieldgraph.graph import LineageGraph  # noqa: E402
@@ -60,12 +59,6 @@ def wide(n: int) -> tuple[str, dict[str, list[str]]]:
     return sql, {"wide_in": cols, "dims": ["k", "name"]}
 
 
-def timed(fn):  # type: ignore[no-untyped-def]
-    t = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
@@ -76,16 +69,16 @@ def main() -> None:
     schemas = {t: list(dict.fromkeys(v1_path(f.fieldPath) for f in normalize(text, "avro")))
                for t, text in TABLES.items()}
     cases = [c for c in CORPUS if not c.get("error")]
-    best = edges = 0.0
-    for _ in range(args.repeat):
-        t = time.perf_counter()
+
+    def derive_corpus() -> int:
         n = 0
         for c in cases:
             (st,) = [s for s in parse_statements(c["sql"], c["dialect"]) if s.kind != "other"]
             n += len(derive(st, {k: v for k, v in schemas.items() if k not in c.get("schemas_missing", ())},
                             c.get("target")).edges)
-        s = time.perf_counter() - t
-        best, edges = (s, n) if not best or s < best else (best, edges)
+        return n
+
+    edges, best = min((timed(derive_corpus) for _ in range(args.repeat)), key=lambda r: r[1])
     sql, wide_schemas = wide(args.wide)
     (st,), parse_s = timed(lambda: [s for s in parse_statements(sql, "spark") if s.kind != "other"])
     lineage, wide_s = timed(lambda: derive(st, wide_schemas))

@@ -28,7 +28,8 @@ then the field (``items.sku``), as DataHub's v1 paths write them (the graph reso
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -99,8 +100,9 @@ def _error(exc: SqlglotError, text: str) -> SqlError:
         return SqlError(reason)
     message = str(exc)
     quoted = re.match(r"Error tokenizing '(.*)'$", message, re.S)
-    if quoted and quoted[1] and text.find(quoted[1]) >= 0:
-        end = text.find(quoted[1]) + len(quoted[1])
+    start = text.find(quoted[1]) if quoted and quoted[1] else -1
+    if quoted and start >= 0:
+        end = start + len(quoted[1])
         line = text.count("\n", 0, end) + 1
         col = end - (text.rfind("\n", 0, end) + 1)
         return SqlError(f"line {line}, column {col}: cannot be tokenized (an unterminated string or quote?)")
@@ -150,19 +152,30 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
         kind, query = "select", tree
     if query is None:
         return Statement(text, dialect, kind, target, columns, (), index, tree)
-    try:
+    with _following(_what(kind, target)):
         if kind == "merge":
             using = tree.args.get("using")
             found = list(using.find_all(exp.Table)) if isinstance(using, exp.Expression) else []
         else:
             found = _physical_tables(_query_in(tree))
-    except RecursionError:
-        raise SqlError(f"{_what(kind, target)}: nested too deeply to follow") from None
-    except Exception as exc:  # noqa: BLE001 - sqlglot's scopes fail in many ways on SQL it parsed
-        raise SqlError(f"{_what(kind, target)}: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}") from None
     tables = {table_key(t): None for t in found if t.name and not isinstance(t.this, exp.Func) and
               not (kind == "create_table" and query is tree and table_key(t) == target)}
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
+
+
+@contextmanager
+def _following(what: str) -> Iterator[None]:
+    """sqlglot's scopes and optimizer fail in many ways on SQL it parsed: each failure inside is a
+    :class:`SqlError` naming the statement (``what``)."""
+    try:
+        yield
+    except SqlError as exc:
+        raise SqlError(f"{what}: {exc}") from None
+    except RecursionError:
+        raise SqlError(f"{what}: nested too deeply to follow") from None
+    except Exception as exc:  # noqa: BLE001 - see above
+        raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
+                       ) from None
 
 
 def _what(kind: str, target: str | None) -> str:
@@ -325,21 +338,10 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
         raise SqlError(f"{what}: the statement writes {statement.target}, not the target {target}")
     known = {k.lower(): list(v) for k, v in schemas.items()}
     walk = _Walk(statement, known)
-    try:
-        if statement.kind == "merge":
-            outputs = walk.merge(tree, name)
-        else:
-            outputs = walk.query(_query_in(tree))
-    except SqlError as exc:
-        raise SqlError(f"{what}: {exc}") from None
-    except RecursionError:
-        raise SqlError(f"{what}: nested too deeply to follow") from None
-    except Exception as exc:  # noqa: BLE001 - sqlglot's optimizer fails in many ways on SQL it parsed
-        raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
-                       ) from None
+    with _following(what):
+        outputs = walk.merge(tree, name) if statement.kind == "merge" else walk.query(_query_in(tree))
     lost = [u for u in walk.unresolved if u == "*" or u.endswith(".*")]
-    by_position = bool(statement.columns) or (
-        statement.kind == "insert" and any("." not in p for p in known.get(name, ())) and not tree.args.get("by_name"))
+    by_position = bool(statement.columns) or _onto_schema(statement, known.get(name))
     unordered_stars = _reads_star(tree) and bool(set(unordered) & {*statement.tables})
     if (by_position and (lost or unordered_stars or (name in set(unordered) and not statement.columns))) or \
             (unordered_stars and any(True for _ in tree.find_all(exp.SetOperation))):
@@ -372,11 +374,17 @@ def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], s
         if len(statement.columns) != len(names):
             raise SqlError(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
         return [spelled.get(c.lower(), c) for c in statement.columns]
-    if statement.kind == "insert" and top and not statement.tree.args.get("by_name"):  # type: ignore[union-attr]
+    if _onto_schema(statement, top):
         if len(top) < len(names):
             raise SqlError(f"{what}: inserts {len(names)} values into a table whose schema has {len(top)} columns")
         return top[:len(names)]
     return [spelled.get(n.lower(), n) for n in names]
+
+
+def _onto_schema(statement: Statement, schema: Sequence[str] | None) -> bool:
+    """An INSERT without a column list (nor ``BY NAME``) into a table of known columns maps by position."""
+    return statement.kind == "insert" and any("." not in p for p in schema or ()) and \
+        not (statement.tree is not None and statement.tree.args.get("by_name"))
 
 
 def _edge(column: str, table: str, path: str, roles: set[Role], by_name: bool) -> SqlEdge:
@@ -781,27 +789,26 @@ class _Walk:
                  ctx: _Ctx, into: Deps) -> None:
         """A column of ``UNNEST(array)`` / ``LATERAL VIEW explode(array)``: the array's element (the column
         alias) or one of the element's fields."""
-        arrays: list[exp.Expression] = []
-        aliases: list[str] = []
         alias = expr.args.get("alias")
-        if isinstance(alias, exp.TableAlias):
-            aliases = [c.name.lower() for c in alias.columns]
-            if not aliases and isinstance(expr, exp.Unnest) and alias.this is not None:
-                aliases = []
+        aliases = [c.name.lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+        fn = expr.this
         if isinstance(expr, exp.Unnest):
             arrays = list(expr.expressions)
+        elif isinstance(fn, exp.Explode) and fn.this is not None:
+            arrays = [fn.this]
+        elif isinstance(fn, exp.Explode | exp.Posexplode) or \
+                (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS):
+            arrays = list(fn.expressions)
         else:
-            fn = expr.this
-            arrays = list(fn.expressions) if isinstance(fn, exp.Explode | exp.Posexplode) or \
-                (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS) else [fn]
-            if isinstance(fn, exp.Explode) and fn.this is not None:
-                arrays = [fn.this]
+            arrays = [fn]
         offset = expr.args.get("offset")
-        position = isinstance(offset, exp.Identifier) and offset.name.lower() == name.lower()
-        sub = () if position else path if (aliases and name.lower() in aliases) or \
-            (not aliases and _is_unnest_alias(expr, name)) else (name, *path)
-        if position:  # WITH OFFSET / ORDINALITY: the element's place in the array
-            ctx = ctx.transformed()
+        sub: tuple[str, ...]
+        if isinstance(offset, exp.Identifier) and offset.name.lower() == name.lower():
+            sub, ctx = (), ctx.transformed()  # WITH OFFSET / ORDINALITY: the element's place in the array
+        elif name.lower() in aliases if aliases else _is_unnest_alias(expr, name):
+            sub = path  # the element itself
+        else:
+            sub = (name, *path)  # a field of the element
         scope = source if source.sources else outer
         for array in arrays:
             deps: Deps = {}

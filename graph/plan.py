@@ -157,6 +157,12 @@ class StoredQuery:
     #: (dataset, the upstreams the query made, the stamp of the dataset's upstreamLineage)
     datasets: tuple[tuple[str, tuple[str, ...], int], ...] = ()
 
+    @classmethod
+    def from_row(cls, r: Mapping[str, Any]) -> StoredQuery:
+        """From a row of ``read_queries.cypher``."""
+        datasets = tuple((d, tuple(ups or ()), _int(ts)) for d, ups, ts in (x for x in r["datasets"] or [] if x))
+        return cls(r["urn"], r["statement"], r["language"], _int(r["ts"]), datasets)
+
 
 @dataclass(frozen=True, slots=True)
 class LinkedQuery:
@@ -173,6 +179,12 @@ class DatasetQueries:
     dataset: str
     lineage_ts: int
     queries: tuple[LinkedQuery, ...] = ()
+
+    @classmethod
+    def from_row(cls, r: Mapping[str, Any]) -> DatasetQueries:
+        """From a row of ``read_dataset_queries.cypher``."""
+        return cls(r["dataset"], _int(r["ts"]), tuple(LinkedQuery(q, text, _int(ts), tuple(ups or ()))
+                                                       for q, text, ts, ups in (x for x in r["queries"] or [] if x)))
 
 
 def newest_queries(changes: Iterable[Change]) -> dict[str, QueryChange]:
@@ -827,12 +839,15 @@ class _Planner:
         """Additive edges per (down, up, job) with first/last seen, closed by deletes; declared and dropped
         fields. The lineage of DataHub queries is merged as it comes: the dataset's ``upstreamLineage`` ends it
         (:meth:`end_query_lineage`), not job-lineage deletes or replays."""
-        queries = [c for c in group if isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX)]
-        for c in queries:
-            self.counts["job_lineages"] += 1
-            for f in self._job_facts(c):
-                self._job_edge(f, c.ts)
-        group = [c for c in group if not (isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX))]
+        rest: list[JobLineageChange | AspectDelete] = []
+        for c in group:
+            if isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX):
+                self.counts["job_lineages"] += 1
+                for f in self._job_facts(c):
+                    self._job_edge(f, c.ts)
+            else:
+                rest.append(c)
+        group = rest
         if not group:
             self.dataset_row(urn)
             return

@@ -171,7 +171,6 @@ def _where(c: SqlChange) -> str:
     return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
 
 
-
 def queries_named(changes: Sequence[Change]) -> list[str]:
     """The queries a batch brings or names (to read before :func:`query_lineage`)."""
     urns: dict[str, None] = {}

@@ -51,7 +51,6 @@ from .plan import (
     DatasetState,
     History,
     HistoryRequest,
-    LinkedQuery,
     Plan,
     StoredQuery,
     datasets_to_read,
@@ -107,9 +106,7 @@ class Writer:
         out: dict[str, StoredQuery] = {}
         for batch in chunks(urns, READ_CHUNK):
             for r in self.store.run_named("read_queries", {"urns": batch}):
-                datasets = tuple((d, tuple(ups or ()), _int_or(ts, -1)) for d, ups, ts in
-                                 (x for x in r["datasets"] or [] if x))
-                out[r["urn"]] = StoredQuery(r["urn"], r["statement"], r["language"], _int_or(r["ts"], -1), datasets)
+                out[r["urn"]] = StoredQuery.from_row(r)
         return out
 
     def read_history(self, need: HistoryRequest) -> History:
@@ -136,7 +133,7 @@ class Writer:
         state = self.read_state(datasets_to_read(changes))
         named = queries_named(changes)
         queries = self.read_queries(named) if named else {}
-        if queries or named:
+        if named:
             joined = query_lineage(changes, queries, state)
             more = [u for u in datasets_to_read(joined) if u not in state]
             state = {**state, **self.read_state(more)} if more else state
@@ -223,13 +220,8 @@ class Writer:
 
     def read_dataset_queries(self, urns: Sequence[str]) -> list[DatasetQueries]:
         """The queries each dataset's present ``upstreamLineage`` names, as stored."""
-        out = []
-        for batch in chunks(urns, READ_CHUNK):
-            for r in self.store.run_named("read_dataset_queries", {"urns": batch}):
-                out.append(DatasetQueries(r["dataset"], _int_or(r["ts"], -1), tuple(
-                    LinkedQuery(q, text, _int_or(ts, -1), tuple(ups or ())) for q, text, ts, ups in
-                    (x for x in r["queries"] or [] if x))))
-        return out
+        return [DatasetQueries.from_row(r) for batch in chunks(urns, READ_CHUNK)
+                for r in self.store.run_named("read_dataset_queries", {"urns": batch})]
 
     def _settle_queries(self, changes: Sequence[Change]) -> None:
         """Queries and the lineage naming them, written by several writers at once, may each have been planned
@@ -324,10 +316,6 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
     elif isinstance(c, QueryChange):
         texts += (c.statement, c.language)
     return texts, ints, floats
-
-
-def _int_or(value: Any, default: int) -> int:
-    return default if value is None else int(value)
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:
