@@ -6,3 +6,4 @@ CREATE INDEX dataset_field_placeholder IF NOT EXISTS FOR (f:DatasetField) ON (f.
 CREATE CONSTRAINT field_operations_checksum IF NOT EXISTS FOR (o:FieldOperations) REQUIRE o.checksum IS UNIQUE;
 CREATE CONSTRAINT job_run_key IF NOT EXISTS FOR (r:JobRun) REQUIRE (r.run, r.job) IS UNIQUE;
 CREATE CONSTRAINT query_urn IF NOT EXISTS FOR (q:Query) REQUIRE q.urn IS UNIQUE;
+CREATE CONSTRAINT writer_lock_name IF NOT EXISTS FOR (w:WriterLock) REQUIRE w.name IS UNIQUE;

@@ -38,6 +38,8 @@ def vocabulary() -> tuple[frozenset[str], frozenset[str]]:
     found: set[str] = set()
     keys: set[str] = set()
     for name in names():
+        if name in NOT_IN_GRAPH:
+            continue
         for stmt in statements(name):
             found.update(_NAME.findall(stmt))
             keys.update(_PROPERTY.findall(stmt))
@@ -56,6 +58,8 @@ NODE_LABELS = frozenset({"Dataset", "DatasetField", "FieldState", "JobRun", "Fie
 
 #: statements only the FalkorDB stores send
 FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb")
+#: statements whose names are not the graph's (Neo4j's writer lock, never committed; FalkorDB's is a key)
+NOT_IN_GRAPH = ("lock_writer",)
 
 
 def neo4j_statements() -> list[tuple[str, str]]:

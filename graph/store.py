@@ -14,6 +14,7 @@ one round-trip (and for Neo4j one managed write transaction, retried on transien
 
 from __future__ import annotations
 
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,6 +31,15 @@ from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, N
 DEFAULT_GRAPH = "fieldgraph"
 DEFAULT_BATCH = 2000
 DRIVER_RETRY_S = 5.0
+#: a FalkorDB writer lock lives this long unless its holder renews it (a third of it apart): a writer that
+#: died without releasing it holds it up to this long
+WRITER_TTL_MS = 30_000
+WRITER_WAIT_REPORT_S = 10.0
+#: renew / release the writer key only while it still holds this writer's token
+_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+log = logging.getLogger(__name__)
 
 
 class GraphStore(ABC):
@@ -59,6 +69,35 @@ class GraphStore(ABC):
         """Reads that belong together (a walk's steps); a store may run them in one read transaction.
         Here: each on its own."""
         yield
+
+    @contextmanager
+    def sole_writer(self) -> Iterator[None]:
+        """Hold the graph's writer lock: one writer's read -> plan -> write at a time, across processes and
+        machines, so that a batch is planned against a state no other writer changes before it is written.
+        Reentrant within a thread; released when the holder ends, or dies."""
+        depth = getattr(self._writer_local, "depth", 0)
+        if depth == 0:
+            self._lock_writer()
+        self._writer_local.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._writer_local.depth = depth
+            if depth == 0:
+                self._unlock_writer()
+
+    @property
+    def _writer_local(self) -> threading.local:
+        local: threading.local | None = self.__dict__.get("_writer_state")
+        if local is None:
+            local = self.__dict__.setdefault("_writer_state", threading.local())
+        return local
+
+    def _lock_writer(self) -> None:
+        return None
+
+    def _unlock_writer(self) -> None:
+        return None
 
     @abstractmethod
     def ensure_schema(self) -> None:
@@ -157,6 +196,47 @@ class FalkorStore(GraphStore):
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
         cols = [c.decode() if isinstance(c, bytes) else c for c in cols]
         return [dict(zip(cols, (_plain(v) for v in row), strict=False)) for row in res.result_set]
+
+    def _lock_writer(self) -> None:
+        """``SET NX`` of the graph's writer key, with a time to live a thread renews while the lock is held."""
+        import time
+        import uuid
+
+        key, token = f"fieldgraph:writer:{self.graph_name}", uuid.uuid4().hex
+        waited, last_report = time.monotonic(), time.monotonic()
+        conn = self.db.connection
+        while not self._redis(lambda: conn.set(key, token, nx=True, px=WRITER_TTL_MS)):
+            if time.monotonic() - last_report >= WRITER_WAIT_REPORT_S:
+                last_report = time.monotonic()
+                log.info("waiting for another writer of %s (%.0f s)", self.describe(), last_report - waited)
+            time.sleep(0.02)
+        stop = threading.Event()
+        renew = conn.register_script(_RENEW)
+
+        def keep() -> None:
+            while not stop.wait(WRITER_TTL_MS / 3000):
+                with suppress(Exception):  # a lost renewal lets the lock expire: the server is gone anyway
+                    renew(keys=[key], args=[token, WRITER_TTL_MS])
+
+        thread = threading.Thread(target=keep, name="fieldgraph-writer-lock", daemon=True)
+        thread.start()
+        self._writer_local.held = (key, token, stop, thread)
+
+    def _unlock_writer(self) -> None:
+        key, token, stop, thread = self._writer_local.held
+        stop.set()
+        thread.join()
+        release = self.db.connection.register_script(_RELEASE)
+        with suppress(Exception):  # not released: it expires
+            release(keys=[key], args=[token])
+
+    def _redis(self, call: Any) -> Any:
+        from redis.exceptions import RedisError
+
+        try:
+            return call()
+        except RedisError as exc:
+            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
 
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         import json
@@ -342,6 +422,26 @@ class Neo4jStore(GraphStore):
         except (OverflowError, UnicodeEncodeError, ValueError, TypeError) as exc:  # packing the parameters
             raise GraphRefused(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
                              f"  {cypher.splitlines()[0][:120]}") from None
+
+    def _lock_writer(self) -> None:
+        """An open write transaction that has merged the graph's ``WriterLock`` node: another writer's
+        ``MERGE`` of it waits on the unique constraint until this transaction ends. It is rolled back, never
+        committed, so the node never shows; Neo4j ends it when the holder's connection dies."""
+        session = self.driver.session(database=self.database)
+        try:
+            with self._errors("writer lock", None):
+                tx = session.begin_transaction()
+                tx.run(cy.statement("lock_writer"), {"name": "fieldgraph"}).consume()
+        except BaseException:
+            session.close()
+            raise
+        self._writer_local.held = (session, tx)
+
+    def _unlock_writer(self) -> None:
+        session, tx = self._writer_local.held
+        with suppress(self._neo4j.exceptions.Neo4jError, self._neo4j.exceptions.DriverError):
+            tx.rollback()
+        session.close()
 
     def ensure_schema(self) -> None:
         for stmt in cy.statements("schema_neo4j"):  # CREATE ... IF NOT EXISTS: idempotent

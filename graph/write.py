@@ -3,17 +3,20 @@ service and the Spark job all write through :class:`Writer`; none of them names 
 
 A batch is: read the state of the datasets it touches (and, for the aspects it changes out of time order,
 their stored timelines: :mod:`fieldgraph.graph.history`), plan (pure, :mod:`fieldgraph.graph.plan`),
-apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). The modes differ
-only where several writers share the graph:
+apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). Writers that share a
+graph (two ``ingest`` runs, workers, the HTTP service) take turns: each batch is read, planned and written
+holding the graph's writer lock (:meth:`GraphStore.sole_writer`), so no batch is planned against a state
+another writer changes before it is written. The modes differ only where several writers share the graph:
 
-- ``single``: one writer at a time (``fieldgraph ingest``, tests);
-- ``concurrent``: several writers at once (Kafka workers on different partitions). Placeholder fields
+- ``single``: one writer (``fieldgraph ingest``, tests);
+- ``concurrent``: several writers (Kafka workers on different partitions). Placeholder fields
   are created with a statement that tolerates a concurrent create; after applying, the batch checks its
   lineage edges all exist and writes again (idempotent) if another writer's cleanup removed a node
   between two statements; then it re-reads the datasets that got a schema or a placeholder and
   resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
   finishes last sees both writes, so no placeholder that a schema resolves survives;
-- ``backfill``: many Spark tasks at once, each on its own datasets. The global placeholder cleanup is
+- ``backfill``: many Spark tasks at once, each on its own datasets, without the writer lock (the tasks
+  write apart; the lock would serialise them). The global placeholder cleanup is
   left out (it could delete a placeholder another task has created but not linked yet) and run once at
   the end (:meth:`Writer.cleanup_placeholders`); edge rows go in a stable order so concurrent Neo4j
   transactions lock nodes in the same order.
@@ -26,7 +29,7 @@ import logging
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -54,6 +57,7 @@ from .plan import (
     Plan,
     StoredQuery,
     datasets_to_read,
+    field_urn,
     history_needed,
     plan_changes,
     plan_placeholder_resolution,
@@ -143,15 +147,20 @@ class Writer:
         return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries)
 
     def write(self, changes: Sequence[Change]) -> Plan:
-        """Plan and apply one batch (see the module for what each mode adds)."""
-        if self.mode is not WriteMode.CONCURRENT:
-            plan = self.plan(changes)
-            self.apply(plan)
+        """Plan and apply one batch (see the module for what each mode adds), holding the graph's writer lock
+        but in the backfill mode, whose tasks write datasets apart."""
+        with self._sole_writer():
+            if self.mode is not WriteMode.CONCURRENT:
+                plan = self.plan(changes)
+                self.apply(plan)
+                return plan
+            plan = self._write_verified(changes)
+            self._settle_placeholders(changes, plan)
+            self._settle_queries(changes)
             return plan
-        plan = self._write_verified(changes)
-        self._settle_placeholders(changes, plan)
-        self._settle_queries(changes)
-        return plan
+
+    def _sole_writer(self) -> AbstractContextManager[None]:
+        return nullcontext() if self.mode is WriteMode.BACKFILL else self.store.sole_writer()
 
     def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
         """Write the events' changes as one batch. When the graph refuses it for good (a value it cannot hold, a
@@ -194,8 +203,9 @@ class Writer:
 
     def cleanup_placeholders(self) -> None:
         """Delete placeholder fields and datasets nothing points at any more."""
-        for step in _CLEANUP:
-            self.store.run_named(step, write=True)
+        with self._sole_writer():
+            for step in _CLEANUP:
+                self.store.run_named(step, write=True)
 
     def _write_verified(self, changes: Sequence[Change]) -> Plan:
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -258,6 +268,9 @@ class Writer:
 #: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)
 _UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
 _INT64 = (-(2**63), 2**63)
+#: the longest node key (a URN, a field URN, a job or run name), in UTF-8 bytes: FalkorDB's unique index crashes
+#: the server on keys over 4 KiB (FalkorDB 4.x, EnforceUniqueEntity), Neo4j's index refuses keys of about 8 KiB
+MAX_KEY_BYTES = 4000
 
 
 def check_values(changes: Sequence[Change]) -> None:
@@ -279,6 +292,34 @@ def check_values(changes: Sequence[Change]) -> None:
         huge = [n for n in ints if n is not None and not _INT64[0] <= n < _INT64[1]]
         if huge:
             raise GraphRefused(f"{_where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
+        long = next(_long_keys(c), None)
+        if long is not None:
+            raise GraphRefused(f"{_where(c)[:200]}...: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
+                               f"longer than the {MAX_KEY_BYTES} bytes the graph indexes (URNs, field paths "
+                               "with their dataset URN, job and run names)")
+
+
+def _long_keys(c: Change) -> Iterator[str]:
+    """The node keys of a change (its URNs, its fields' URNs, job and run names) over :data:`MAX_KEY_BYTES`."""
+    keys: list[str | None] = [c.dataset]
+    if isinstance(c, SchemaChange):
+        keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
+    elif isinstance(c, (LineageChange, JobLineageChange)):
+        keys += c.fields
+        keys += (ref for e in (*c.edges, *(c.dataset_edges if isinstance(c, LineageChange) else ()))
+                 for ref in (e.downstream, e.upstream))
+        if isinstance(c, JobLineageChange):
+            keys += (c.job, c.run, *c.reads)
+    elif isinstance(c, SqlChange):
+        keys += (c.job, c.run, *(urn for _, urn in c.tables))
+    return (k for k in keys if k is not None and len(k) * 4 > MAX_KEY_BYTES and len(k.encode()) > MAX_KEY_BYTES)
+
+
+def _field_key(dataset: str, path: str) -> str | None:
+    """A schema field's URN, built only when it may be too long (percent-encoding at most triples a path)."""
+    if len(dataset.encode()) + 3 * len(path.encode()) + 32 <= MAX_KEY_BYTES:
+        return None
+    return field_urn(dataset, path)
 
 
 def _where(c: Change) -> str:

@@ -95,12 +95,16 @@ def _load(schema: Any, name: str | None) -> Any:
             schema = json.dumps(schema)
         except (TypeError, ValueError) as exc:
             raise SchemaNormalizationError(f"JSON Schema is not JSON data: {exc}", schema=name) from None
+        except RecursionError:
+            raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
     try:
         return json.loads(schema)
     except json.JSONDecodeError as exc:
         raise SchemaNormalizationError(
             f"JSON Schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", schema=name
         ) from None
+    except RecursionError:
+        raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
 
 
 def _ptr(base: str, key: Any) -> str:

@@ -14,20 +14,41 @@ Bad input raises :class:`fieldgraph.errors.EventError` naming the place in the e
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
 from fieldgraph.changes import Change
-from fieldgraph.errors import EventError
+from fieldgraph.errors import EventError, FieldgraphError
 
 from .cdap import decode_cdap_event
 from .datahub import decode_datahub_event, is_datahub_event
 from .openlineage import DEFAULT_MAPPING, PlatformMapping, decode_openlineage_event
 from .sql import decode_sql_event, is_sql_event
 
+log = logging.getLogger(__name__)
+
 
 def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEFAULT_MAPPING) -> list[Change]:
     """The dataset changes in one event, or :class:`EventError`. Events fieldgraph has no use for (other
-    entities and aspects) give an empty list. ``platforms`` maps OpenLineage namespaces to platforms."""
+    entities and aspects) give an empty list. ``platforms`` maps OpenLineage namespaces to platforms.
+
+    Whatever else fails in reading one event is that event's fault, never the run's: nesting too deep for the
+    readers' recursion (a schema or a JSON value thousands of levels deep) and any other failure become an
+    :class:`EventError` with the reason (the traceback is logged at debug level)."""
+    try:
+        return _decode(obj, origin, platforms)
+    except FieldgraphError:
+        raise
+    except RecursionError:
+        raise EventError(f"nested too deep to read: the JSON, or a schema it holds, goes deeper than a recursion "
+                         f"limit of {sys.getrecursionlimit()} calls allows (a few hundred levels)") from None
+    except Exception as exc:  # noqa: BLE001 - an event no reader foresaw: reject it, go on
+        log.debug("cannot read the event at %s", origin or "?", exc_info=True)
+        raise EventError(f"cannot read the event: {type(exc).__name__}: {exc}") from None
+
+
+def _decode(obj: Any, origin: str, platforms: PlatformMapping) -> list[Change]:
     if not isinstance(obj, dict):
         raise EventError(f"an event is a JSON object, got {type(obj).__name__}")
     if is_datahub_event(obj):
