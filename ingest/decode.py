@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from fieldgraph.errors import EmitError, MessageDecodeError, SourceUnavailable
+from fieldgraph.ingest.secrets import redact
 
 MAGIC = 0
 #: DataHub's MetadataChangeProposal Avro schema (com.linkedin.pegasus2avro.mxe), as DataHub publishes it
@@ -124,8 +125,8 @@ class ValueDecoder:
             status = getattr(exc, "http_status_code", None)
             if status == 404:
                 raise MessageDecodeError("schema", f"schema id {schema_id} is not in the registry at "
-                                         f"{self.registry_url}") from None
-            raise RegistryUnavailable(f"schema registry at {self.registry_url}: {exc}") from None
+                                         f"{redact(self.registry_url or '')}") from None
+            raise RegistryUnavailable(redact(f"schema registry at {self.registry_url}: {exc}")) from None
         if schema.schema_type not in (None, "AVRO"):
             raise MessageDecodeError("schema", f"schema id {schema_id} is {schema.schema_type}, not Avro")
         return parse_schema(json.loads(schema.schema_str))
@@ -214,9 +215,10 @@ class McpEncoder:
                 text = MCP_SCHEMA.read_text(encoding="utf-8")
                 self.schema_id = client.register_schema(subject, Schema(text, "AVRO"))
         except SchemaRegistryError as exc:
-            raise EmitError(f"schema registry at {registry_url}, subject {subject}: {exc}") from None
+            raise EmitError(redact(f"schema registry at {registry_url}, subject {subject}: {exc}")) from None
         except Exception as exc:  # noqa: BLE001 - the HTTP client's connection errors
-            raise RegistryUnavailable(f"schema registry at {registry_url}: {type(exc).__name__}: {exc}") from None
+            raise RegistryUnavailable(redact(f"schema registry at {registry_url}: {type(exc).__name__}: {exc}")) \
+                from None
         self.schema = parse_schema(json.loads(text))
 
     def encode(self, mcp: Mapping[str, Any]) -> bytes:

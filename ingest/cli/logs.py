@@ -4,6 +4,7 @@ fieldgraph's own loggers (``fieldgraph.*``: the worker's progress lines, the emb
 log at the chosen level, INFO by default; other libraries' (librdkafka's, py4j's, the Neo4j driver's)
 from WARNING up, or DEBUG with ``--log-level debug``. JSON lines carry ``time``, ``level``, ``logger``,
 ``message`` and, for an error with a traceback, ``exception``: one object per line, for log collectors.
+Credentials are masked in every line (URI passwords, secret settings).
 """
 
 from __future__ import annotations
@@ -14,15 +15,21 @@ import logging
 import sys
 from typing import Any
 
+from fieldgraph.ingest.secrets import redact
+
 LEVELS = ("debug", "info", "warning", "error")
 FORMATS = ("text", "json")
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """A handler that writes to whatever ``sys.stderr`` is when a line is logged (tests swap it)."""
+    """A handler that writes to whatever ``sys.stderr`` is when a line is logged (tests swap it), with every
+    credential masked (:func:`fieldgraph.ingest.secrets.redact`)."""
 
     def __init__(self) -> None:
         super().__init__()
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
     @property
     def stream(self) -> Any:

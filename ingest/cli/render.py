@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fieldgraph.errors import FieldgraphError
+from fieldgraph.ingest.secrets import redact
 
 #: results (tables) on stdout; progress, warnings and errors on stderr
 out = Console()
@@ -23,8 +24,8 @@ err = Console(stderr=True)
 
 
 def print_error(message: str) -> None:
-    """The one-line ``error: ...`` on stderr."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    """The one-line ``error: ...`` on stderr, credentials masked."""
+    err.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True)
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
