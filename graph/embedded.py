@@ -22,6 +22,20 @@ tail, so the tail is kept short:
   holds constraints without either, so :meth:`compact` follows the creation of constraints, and a
   start whose replay failed anywhere rewrites the AOF.
 
+Clients and the keeper: every :meth:`start` holds the ``clients`` lock of the data folder shared until
+:meth:`stop`; the last client's :meth:`stop` shuts the server down, whichever process started it, unless
+``fieldgraph server start`` pinned it (``stop(force=True)`` unpins and shuts down). ``start`` and the stop hold
+the ``lock`` file exclusively while they probe, spawn or shut down, so that no client finds a half-stopped server.
+The server runs under a small keeper process (:mod:`.keeper`) that shuts it down when every client is gone
+without stopping it (killed), and whose death the server does not outlive.
+
+Damage: redis refuses a truncated or garbled AOF (``aof-load-truncated no``), and a clean stop records the
+manifest and the files' sizes (``aof.json``), checked before the next start, so that a file emptied or shortened
+meanwhile, a missing manifest or an empty snapshot is reported (:class:`AOFDamaged`) instead of loading a graph
+with data missing. :meth:`EmbeddedServer.check` and :meth:`EmbeddedServer.repair` (``fieldgraph server check``,
+``fieldgraph server repair``) say what is damaged and keep what can be kept. The folder is created 0700 and the
+server's files are 0600.
+
 While a server loads, :meth:`start` waits for as long as it makes progress and reports it every few
 seconds (a ``progress`` callback and the ``fieldgraph.graph.embedded`` logger); its ``timeout`` only
 bounds how long a server may go without answering or making progress.
@@ -30,23 +44,30 @@ bounds how long a server may go without answering or making progress.
 from __future__ import annotations
 
 import fcntl
+import json
 import logging
 import os
+import re
+import shutil
+import signal
 import subprocess
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from .errors import GraphError, GraphUnavailable
+from . import keeper
+from .errors import AOFDamaged, GraphError, GraphUnavailable, NotFoundError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_DATA_DIR = ".fieldgraph"
 SOCKET_NAME = "redis.sock"
 PID_NAME = "redis.pid"
-AOF_DIR = "appendonlydir"
+AOF_DIR = keeper.AOF_DIR
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes
 
 #: seconds between progress reports while waiting for a loading server or an AOF rewrite
@@ -57,7 +78,7 @@ REWRITE_MIN_TAIL = 1 << 20
 
 _PERSISTENCE = [
     "--appendonly", "yes", "--appendfsync", "everysec", "--aof-use-rdb-preamble", "yes",
-    "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "32mb", "--aof-load-truncated", "yes",
+    "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "32mb", "--aof-load-truncated", "no",
     "--save", "",  # no dump.rdb: with the AOF on, a restart loads the AOF only
 ]
 _MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cypher to re-run
@@ -99,7 +120,10 @@ class EmbeddedServer:
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
         self.data_dir = Path(data_dir or DEFAULT_DATA_DIR).absolute()
         self.socket = self.data_dir / SOCKET_NAME
-        self.process: subprocess.Popen[bytes] | None = None
+        #: the server this object started (its keeper's handle), else None
+        self.process: _Server | None = None
+        self._clients: IO[str] | None = None  # holds the clients lock, shared, from start() to stop()
+        self._log_from = 0  # where the server log stood when this object spawned a server
 
     # -- probing --
     def _client(self, timeout: float = 2.0) -> Any:
@@ -177,41 +201,91 @@ class EmbeddedServer:
     # -- lifecycle --
     def start(self, timeout: float = 30.0, progress: Callable[[LoadProgress], None] | None = None) -> EmbeddedServer:
         """Start the server (or reuse the one serving this data folder); returns self once it runs commands.
+        Until :meth:`stop`, this object is a client of the server, which no other client's stop shuts down.
 
         A server loading its data is waited for while it makes progress, reported every few seconds to
-        ``progress`` and the log; ``timeout`` is how long a server may neither answer nor make progress."""
+        ``progress`` and the log; ``timeout`` is how long a server may neither answer nor make progress.
+        A damaged AOF raises :class:`AOFDamaged` (nothing is opened)."""
         if len(str(self.socket)) > _MAX_SOCKET_PATH:
             raise GraphError(f"data folder {self.data_dir} is too deep for a unix socket path "
                              f"({len(str(self.socket))} > {_MAX_SOCKET_PATH} characters); use a shorter path")
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
             raise GraphError(f"cannot create the data folder {self.data_dir}: {exc.strerror or exc}") from None
-        with open(self.data_dir / "lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            state, _ = self._probe()
-            if state == "ready":
-                return self
-            if state == "down" and self._pid() is None:
-                self._spawn()
-            # else another server is starting or loading this folder: wait for it, outside the lock
-        self._wait(timeout, progress)
+        if self._clients is None:  # blocks while the last client stops the server, until it is gone
+            self._clients = self._open(keeper.CLIENTS)
+            fcntl.flock(self._clients, fcntl.LOCK_SH)
+        try:
+            with self._locked():
+                state, _ = self._probe()
+                if state == "ready":
+                    return self
+                if state == "down" and self._pid() is None:
+                    self._spawn()
+                # else another server is starting or loading this folder: wait for it, outside the lock
+            self._wait(timeout, progress)
+        except BaseException:
+            self._release()
+            raise
         return self
 
+    def _open(self, name: str) -> IO[str]:
+        fd = os.open(self.data_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
+        return os.fdopen(fd, "r+")
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the data folder's ``lock``: nobody else starts, stops, checks or repairs its server meanwhile."""
+        with self._open(keeper.LOCK) as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
+    def _release(self) -> None:
+        """Stop being a client (without stopping the server)."""
+        if self._clients is not None:
+            self._clients.close()
+            self._clients = None
+        if self.process is not None and self.process.stderr:
+            self.process.stderr.close()
+        self.process = None
+
+    def pin(self) -> None:
+        """Keep the server running when its last client stops (``fieldgraph server start``), until
+        ``stop(force=True)``."""
+        with self._open(keeper.PINNED) as f:
+            f.write(str(self._server_pid() or ""))
+
     def _spawn(self) -> None:
-        """Start redis-server; return once its pid file names it, so that other openers see it."""
+        """Start redis-server under its keeper; return once its pid file names it, so that other openers see it."""
+        problems = self.damage()
+        if problems:
+            raise AOFDamaged(self._damaged(problems))
         if not self.exists():
             log.info("creating a new embedded graph in %s", self.data_dir)
-        if self.socket.exists():
-            self.socket.unlink()  # stale, from a server that died
+        for stale in (self.socket, self.data_dir / keeper.PINNED, self.data_dir / keeper.RECORD):
+            stale.unlink(missing_ok=True)  # the socket of a server that died, its pin, the last clean stop's record
         server, module = _binaries()
         cmd = [
-            server, "--unixsocket", str(self.socket), "--unixsocketperm", "700", "--port", "0",
+            server, "--unixsocket", str(self.socket), "--unixsocketperm", "600", "--port", "0",
             "--dir", str(self.data_dir), *_PERSISTENCE, "--daemonize", "no", "--logfile", str(self._log),
             "--pidfile", str(self.data_dir / PID_NAME), "--loadmodule", module, *_MODULE_ARGS,
         ]
-        self.process = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            self._log_from = self._log.stat().st_size
+        except OSError:
+            self._log_from = 0
+        proc = subprocess.Popen([sys.executable, "-I", "-S", keeper.__file__, str(self.data_dir), *cmd],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        proc.stdout.close()
+        if not line.strip().isdigit():
+            proc.wait()
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
+            raise GraphUnavailable(f"cannot start the embedded FalkorDB server in {self.data_dir}: {err}")
+        self.process = _Server(proc, int(line))
         deadline = time.monotonic() + 10
         while self.process.poll() is None and self._pid() != self.process.pid and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -263,15 +337,23 @@ class EmbeddedServer:
     def _server_pid(self) -> int | None:
         return self.process.pid if self.process is not None else self._pid()
 
-    def _exited(self, when: str) -> GraphUnavailable:
+    def _exited(self, when: str) -> GraphError:
         stderr = ""
         if self.process is not None:
             stderr = (self.process.stderr.read() if self.process.stderr else b"").decode(errors="replace")
             if self.process.stderr:
                 self.process.stderr.close()
             self.process = None
+        complaint = _aof_complaint(self._log, self._log_from)
+        if complaint:
+            return AOFDamaged(self._damaged([f"the server refused to load it: {complaint}"]))
         tail = _tail(self._log) or stderr.strip()
         return GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} exited {when}: {tail}")
+
+    def _damaged(self, problems: list[str]) -> str:
+        return (f"the append-only file of the embedded graph in {self.data_dir} is damaged, so it was not opened: "
+                f"{'; '.join(problems)}. Run `fieldgraph server check --graph embedded:{self.data_dir}` to see what "
+                "is damaged and `fieldgraph server repair` to keep what can be kept (the files are backed up first)")
 
     def _kill(self) -> None:
         assert self.process is not None
@@ -282,11 +364,36 @@ class EmbeddedServer:
         self.process = None
 
     def stop(self, *, force: bool = False) -> None:
-        """Shut down the server if this object started it (or ``force``); a long AOF tail is first
-        rewritten into a snapshot, so that the next start loads it instead of replaying the tail."""
-        if self.process is None and not force:
+        """Stop being a client: the last client of the data folder shuts the server down, whichever process
+        started it, unless it is pinned. ``force`` (``fieldgraph server stop``): unpin it and shut it down,
+        whoever else uses it. A long AOF tail is first rewritten into a snapshot, so that the next start loads it
+        instead of replaying the tail; a clean stop records the AOF's files for the next start to check."""
+        if (self._clients is None and not force) or not self.data_dir.is_dir():
+            self._release()
             return
+        try:
+            with self._locked():  # no client starts meanwhile: none finds a server on its way out
+                if force:
+                    (self.data_dir / keeper.PINNED).unlink(missing_ok=True)
+                elif (self.data_dir / keeper.PINNED).exists() or not self._last():
+                    return
+                self._shutdown()
+        finally:
+            self._release()
+
+    def _last(self) -> bool:
+        """Whether this is the server's only client (its shared hold on the clients lock turns exclusive)."""
+        assert self._clients is not None
+        try:
+            fcntl.flock(self._clients, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _shutdown(self) -> None:
         pid = self._server_pid()
+        if pid is None and not self.running():
+            return  # it is gone already (stopped by another, or died)
         try:
             self._rewrite_aof(wait=True)
         except Exception as exc:  # the AOF is complete without a rewrite: shut down all the same
@@ -311,6 +418,121 @@ class EmbeddedServer:
             deadline = time.monotonic() + 30
             while (self.running() or (pid is not None and self._pid() == pid)) and time.monotonic() < deadline:
                 time.sleep(0.05)
+        if self._pid() is None and not self.socket.exists():  # it shut down cleanly (a killed one leaves its socket)
+            keeper.write_record(self.data_dir)
+
+    # -- damage --
+    def damage(self) -> list[str]:
+        """What is wrong with the AOF's files, from their names and sizes (cheap: checked before every start):
+        a missing manifest or listed file, an empty snapshot, a file shorter than the last clean stop left it."""
+        folder = self.data_dir / AOF_DIR
+        manifest = folder / keeper.MANIFEST
+        record = _read_record(self.data_dir)
+        if not manifest.is_file():
+            parts = sorted(p.name for p in folder.glob("*.aof*") if p.name != keeper.MANIFEST) \
+                if folder.is_dir() else []
+            if parts or record:
+                return [f"the manifest {keeper.MANIFEST} is missing (it lists the files to load; without it the "
+                        f"server would start an empty graph over {', '.join(parts) or 'the lost files'})"]
+            return []
+        problems = []
+        for name, kind in keeper.manifest_files(manifest.read_text(errors="replace")):
+            path = folder / name
+            if kind == "h":
+                continue
+            if not path.is_file():
+                problems.append(f"{name} is missing")
+            elif kind == "b" and path.stat().st_size == 0:
+                problems.append(f"the snapshot {name} is empty")
+        for name, size in (record or {}).get("sizes", {}).items():
+            now = (folder / name).stat().st_size if (folder / name).is_file() else None
+            if now is not None and now < size:
+                problems.append(f"{name} is {now} bytes, shorter than the {size} bytes the last clean stop left")
+        return problems
+
+    def check(self) -> list[str]:
+        """What is damaged in the AOF (empty: nothing): :meth:`damage`, then ``redis-check-aof`` reads every file
+        (the snapshot, FalkorDB's data included, and the tails, command by command). Not while the server runs."""
+        with self._stopped():
+            problems = self.damage()
+            if not any("manifest" in p or "missing" in p for p in problems):
+                ok, text = self._check_aof()
+                if not ok:
+                    problems += _check_aof_problems(text)
+            return problems
+
+    def repair(self) -> list[str]:
+        """Keep what can be kept of a damaged AOF; returns what was kept and lost. The AOF folder (and the last
+        clean stop's record) are first copied to ``aof-backup-<time>`` in the data folder. A tail cut or garbled
+        is truncated to its last complete command (``redis-check-aof --fix``); a missing manifest is rebuilt
+        from the record or, when unambiguous, the files; a file shortened without redis noticing is accepted as
+        it is. An empty or missing snapshot (or tail that is not the last) cannot be recovered safely: raises
+        :class:`AOFDamaged` and changes nothing."""
+        with self._stopped():
+            problems = self.damage()
+            ok, text = (False, "") if any("manifest" in p or "missing" in p for p in problems) else self._check_aof()
+            if not problems and ok:
+                return ["nothing to repair: the append-only file is intact"]
+            folder = self.data_dir / AOF_DIR
+            record = _read_record(self.data_dir)
+            fatal = [p for p in problems if "snapshot" in p or (" is missing" in p and "manifest" not in p)]
+            if fatal:
+                raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: {'; '.join(fatal)}. The "
+                                 "graph it held cannot be rebuilt from the other files (they only record changes "
+                                 "to it); nothing was changed. Restore the file from a backup, or move the folder "
+                                 "away to start a new graph")
+            manifest = folder / keeper.MANIFEST
+            rebuilt = None
+            if not manifest.is_file():
+                rebuilt = _rebuild_manifest(folder, record)
+                if rebuilt is None:
+                    raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: the manifest is "
+                                     f"missing and the files in {folder} do not say unambiguously which to load "
+                                     "(one snapshot and one tail); nothing was changed")
+            backup = self.data_dir / time.strftime("aof-backup-%Y%m%d-%H%M%S")
+            shutil.copytree(folder, backup)
+            if record is not None:
+                shutil.copy2(self.data_dir / keeper.RECORD, backup / keeper.RECORD)
+            report = [f"backed up {folder} to {backup}"]
+            if rebuilt is not None:
+                fd = os.open(manifest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(rebuilt)
+                report.append(f"rebuilt the manifest: {' + '.join(n for n, _ in keeper.manifest_files(rebuilt))}")
+                ok, text = self._check_aof()
+            report += [f"lost: {p} (its end cannot be recovered)" for p in problems if "shorter" in p]
+            if not ok:
+                fixed, out = self._check_aof(fix=True)
+                for name, size, kept in _analyzed(out):
+                    if kept < size:
+                        report.append(f"{name}: kept the first {kept} of {size} bytes (every complete command before "
+                                      f"the damage); lost the last {size - kept} bytes (the writes from there on)")
+                ok, text = self._check_aof()
+                if not ok:
+                    raise AOFDamaged(f"could not repair the embedded graph in {self.data_dir} ({backup} holds the "
+                                     f"files as they were): {'; '.join(_check_aof_problems(text))}")
+            (self.data_dir / keeper.RECORD).unlink(missing_ok=True)  # what is left is accepted as it is
+            return report
+
+    @contextmanager
+    def _stopped(self) -> Iterator[None]:
+        """Hold the lock, with no server running on the folder (check and repair read the files as they are)."""
+        if not (self.data_dir / AOF_DIR).is_dir():
+            raise NotFoundError(f"no embedded graph in {self.data_dir}")
+        with self._locked():
+            if self._pid() is not None or self.running():
+                raise GraphError(f"the embedded server in {self.data_dir} is running: stop it first "
+                                 f"(fieldgraph server stop --graph embedded:{self.data_dir})")
+            yield
+
+    def _check_aof(self, *, fix: bool = False) -> tuple[bool, str]:
+        """Run redis-server as redis-check-aof (it is, by that name) on the manifest: (valid, its output)."""
+        server, _ = _binaries()
+        manifest = self.data_dir / AOF_DIR / keeper.MANIFEST
+        args = ["redis-check-aof", *(["--fix"] if fix else []), str(manifest)]
+        res = subprocess.run(args, executable=server, input=b"y\n" if fix else b"", capture_output=True,
+                             timeout=600, cwd=self.data_dir, umask=0o077)
+        return res.returncode == 0, (res.stdout + res.stderr).decode(errors="replace")
 
     def compact(self) -> None:
         """Rewrite the AOF into a snapshot now (the tail, however short, is not replayed again); waits."""
@@ -382,6 +604,89 @@ class EmbeddedServer:
                 log.info("writing a snapshot of the embedded graph in %s: %.0f%%, %.0f s",
                          self.data_dir, info.get("current_fork_perc") or 0, now - t0)
             time.sleep(0.05)
+
+
+class _Server:
+    """The redis-server a keeper started, as the keeper's Popen: the pid is the server's; poll and wait are the
+    keeper's, which exits as soon as the server has, with its exit code; stderr is theirs."""
+
+    def __init__(self, keeper: subprocess.Popen[bytes], pid: int) -> None:
+        self.keeper = keeper
+        self.pid = pid
+        self.stderr = keeper.stderr
+
+    def poll(self) -> int | None:
+        return self.keeper.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.keeper.wait(timeout)
+
+    def kill(self) -> None:
+        with suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def _read_record(data_dir: Path) -> dict[str, Any] | None:
+    try:
+        record = json.loads((data_dir / keeper.RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _rebuild_manifest(folder: Path, record: dict[str, Any] | None) -> str | None:
+    """The manifest the last clean stop recorded (when its files are all there), else one for the one snapshot
+    and the one tail in ``folder``; None when that is ambiguous."""
+    if record and isinstance(record.get("manifest"), str):
+        if all((folder / n).is_file() for n, kind in keeper.manifest_files(record["manifest"]) if kind != "h"):
+            return str(record["manifest"])
+    bases, tails = sorted(folder.glob("*.base.*")), sorted(folder.glob("*.incr.aof"))
+    if len(bases) != 1 or len(tails) > 1:
+        return None
+    seq = re.compile(r"\.(\d+)\.(?:base|incr)\.")
+    lines = []
+    for path, kind in [(bases[0], "b"), *((t, "i") for t in tails)]:
+        m = seq.search(path.name)
+        if m is None:
+            return None
+        lines.append(f"file {path.name} seq {m.group(1)} type {kind}\n")
+    return "".join(lines)
+
+
+#: what redis-check-aof says about a file it cannot read to the end
+_CHECK_PROBLEM = re.compile(r"not valid|Expected|ERROR|Bad|Cannot|Invalid|Fatal|truncated|Unexpected", re.I)
+_ANALYZED = re.compile(r"AOF analyzed: filename=(\S+), size=(\d+), ok_up_to=(\d+)")
+
+
+def _analyzed(text: str) -> list[tuple[str, int, int]]:
+    """(file, size, bytes readable) of each file redis-check-aof read."""
+    return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in _ANALYZED.finditer(text)]
+
+
+def _check_aof_problems(text: str) -> list[str]:
+    problems = [f"{name}: readable up to byte {kept} of {size}; the rest is cut or garbled"
+                for name, size, kept in _analyzed(text) if kept < size]
+    said = [line.strip() for line in text.splitlines() if _CHECK_PROBLEM.search(line) and "analyzed" not in line]
+    return problems + [f"redis-check-aof: {line}" for line in said[:3]] or ["redis-check-aof: " + _last_lines(text)]
+
+
+def _last_lines(text: str, n: int = 3) -> str:
+    return " | ".join(text.strip().splitlines()[-n:])
+
+
+def _aof_complaint(log_file: Path, start: int) -> str:
+    """What the server logged, since ``start``, about an AOF or snapshot it could not load ("" if nothing)."""
+    try:
+        with open(log_file, "rb") as f:
+            f.seek(start)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    for line in text.splitlines():
+        msg = line.split(" # ", 1)[1] if " # " in line else ""
+        if re.search(r"append only file|\bAOF\b|RDB|manifest|Short read", msg):
+            return re.split(r"\. You can:|: make a backup", msg, maxsplit=1)[0].strip()
+    return ""
 
 
 def _rewriting(info: dict[str, Any]) -> bool:

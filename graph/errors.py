@@ -10,5 +10,12 @@ from fieldgraph.errors import (
     QueryTimeout,
 )
 
-__all__ = ["AmbiguousReferenceError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable",
+
+class AOFDamaged(GraphError):
+    """The embedded graph's append-only file is damaged (cut, garbled, emptied or without its manifest): it is
+    not opened with data missing; ``fieldgraph server check`` says what, ``fieldgraph server repair`` keeps what
+    can be kept. Not transient: retrying does not help."""
+
+
+__all__ = ["AOFDamaged", "AmbiguousReferenceError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable",
            "NotFoundError", "QueryTimeout"]

@@ -257,6 +257,7 @@ def test_start_waits_for_a_loading_server_and_a_second_opener_joins_it(monkeypat
             assert rows[1] == [[1]]
         finally:
             thread.join()
+            second.stop()  # the server stops with its last client
             first.stop()
         assert not first.running()
 

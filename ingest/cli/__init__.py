@@ -10,6 +10,8 @@ options (``--version``, ``--log-level``, ``--log-format``) are read once, in :fu
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -85,10 +87,35 @@ def main(argv: Sequence[str] | None = None, *, prog_name: str | None = None) -> 
     Typer's standalone mode does the printing (usage errors, ``--help``) and ends in ``SystemExit``;
     its code is returned, so callers (the console script, the backfill's spark-submit entry) exit with it.
     """
+    previous = _exit_on_signals()
     try:
         app(args=None if argv is None else list(argv), prog_name=prog_name)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return 0
+
+
+def _exit_on_signals() -> dict[int, Any]:
+    """SIGTERM and SIGHUP end a command as an error would, exit code 128 + the signal: its clean-up runs (the
+    graph is closed; an embedded server whose last client it was is stopped). A second one ends it at once.
+    Signals the caller ignores (``nohup``) stay ignored; commands that stop gracefully on SIGTERM (``worker``,
+    ``serve``) install their own handlers over these. Returns the handlers replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, _exit)
+    return previous
+
+
+def _exit(signum: int, _: object) -> None:
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(s) == _exit:
+            signal.signal(s, signal.SIG_DFL)
+    raise SystemExit(128 + signum)
 
 __all__ = ["EXIT_BAD_INPUT", "app", "main"]
