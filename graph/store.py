@@ -242,7 +242,10 @@ class FalkorStore(GraphStore):
         import json
 
         rows = self.run(cy.statement("read_state_falkordb"), {"urns": list(urns)})
-        return json.loads(rows[0]["state"]) if rows else []
+        try:
+            return json.loads(rows[0]["state"]) if rows else []
+        except ValueError:  # toJSON does not escape quotes or backslashes inside strings (field paths can hold them)
+            return super().read_state(urns)
 
     def ensure_schema(self) -> None:
         existing = {(i.get("label"), (p,)) for i in self._indices() for p in i.get("properties") or []}

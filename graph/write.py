@@ -294,7 +294,7 @@ def check_values(changes: Sequence[Change]) -> None:
             raise GraphRefused(f"{_where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
         long = next(_long_keys(c), None)
         if long is not None:
-            raise GraphRefused(f"{_where(c)[:200]}...: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
+            raise GraphRefused(f"{_clip(_where(c), 200)}: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
                                f"longer than the {MAX_KEY_BYTES} bytes the graph indexes (URNs, field paths "
                                "with their dataset URN, job and run names)")
 
@@ -320,6 +320,10 @@ def _field_key(dataset: str, path: str) -> str | None:
     if len(dataset.encode()) + 3 * len(path.encode()) + 32 <= MAX_KEY_BYTES:
         return None
     return field_urn(dataset, path)
+
+
+def _clip(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n] + "..."
 
 
 def _where(c: Change) -> str:

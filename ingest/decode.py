@@ -164,6 +164,9 @@ class ValueDecoder:
             return json.loads(value)
         except (ValueError, UnicodeDecodeError) as exc:
             raise MessageDecodeError("json", f"not JSON (and not Confluent wire-format Avro): {exc}") from None
+        except RecursionError:
+            raise MessageDecodeError("json", "nested too deep to read (deeper than the JSON reader's recursion "
+                                     "goes)") from None
 
     def decode_avro(self, value: bytes, topic: str = "") -> Any:
         from fastavro import schemaless_reader

@@ -296,8 +296,10 @@ class KafkaServer(JavaServer):
                 f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}", "-cp", cp]
         if not (self.home / "data" / "meta.properties").exists():
             cluster = urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-            proc = subprocess.run([*java, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(props),
-                                   "--standalone", "--ignore-formatted"], capture_output=True, text=True)
+            # --cluster-id=: an id that starts with "-" is not taken for an option
+            proc = subprocess.run([*java, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster}",
+                                   "-c", str(props), "--standalone", "--ignore-formatted"],
+                                  capture_output=True, text=True)
             if proc.returncode != 0:
                 raise ServiceError(f"kafka-storage format failed: {proc.stdout}{proc.stderr}")
         self._spawn([*java, "kafka.Kafka", str(props)])

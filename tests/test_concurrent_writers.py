@@ -80,3 +80,31 @@ def test_the_writer_lock_excludes_another_writer_until_released(graph) -> None:
     assert entered.wait(30.0)
     t.join()
     other.close()
+
+
+def test_two_ingest_runs_on_one_embedded_data_folder(reference_graph, tmp_path) -> None:
+    """Two ``fieldgraph ingest`` processes on one data folder at once: neither stops the server under the other,
+    and the graph is the one a single run of both histories makes."""
+    import json
+    import subprocess
+    import sys
+
+    a, b = overlapping_histories(datasets=20, seed=3)
+    reference_graph.ingest(changes(a, "a") + changes(b, "b"))
+    files = []
+    for name, events in (("a", a), ("b", b)):
+        files.append(tmp_path / f"{name}.jsonl")
+        files[-1].write_text("".join(json.dumps(e) + "\n" for e in events))
+    data = tmp_path / "fg"
+    runs = [subprocess.Popen([sys.executable, "-m", "fieldgraph.ingest.cli", "ingest", str(f), "--graph",
+                              f"embedded:{data}", "--batch", "2", "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for f in files]
+    for p in runs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        assert json.loads(out)["rejected"] == 0
+    g = LineageGraph(open_store(f"embedded:{data}"))
+    try:
+        assert dump(g) == dump(reference_graph)
+    finally:
+        g.close()

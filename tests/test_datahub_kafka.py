@@ -122,9 +122,10 @@ def test_fieldgraphs_emitter_speaks_datahubs_avro(broker):
 
 
 def test_a_poisoned_batch_dead_letters_the_refused_events_and_the_rest_lands(broker, graph, reference_graph):
-    """Events that decode but hold values the graph cannot store (a lone surrogate, NUL, an integer beyond
-    64 bits): the worker finds them by halving the batch, dead-letters them with the graph's reason, writes the
-    rest, and nothing of the refused events is left half-written."""
+    """Events that hold values the graph cannot store (a lone surrogate, NUL, an integer beyond 64 bits) are
+    dead-lettered as they are read; a SQL statement only the schemas held refuse (3 columns into 2) is found by
+    halving the batch and dead-lettered with the planner's reason. The rest is written, and nothing of the
+    refused events is left half-written."""
     topic = broker.create_topic(broker.name("poison"))
     broker.create_topic(f"{topic}.dlq")
     good = [schema_event(ds(f"p.t{i}"), ["a", "b"], 10 + i) for i in range(30)]
@@ -138,22 +139,29 @@ def test_a_poisoned_batch_dead_letters_the_refused_events_and_the_rest_lands(bro
         ev["aspect"]["value"] = json.dumps(aspect)  # JSON escapes what it must: valid JSON, a valid event
         return ev
 
+    from .test_sql import orders_schema, sql_event
+
+    narrow = ds("shop.narrow")  # the SQL event names it narrow, in database shop
+    good += [orders_schema(), schema_event(narrow, ["a", "b"], 1)]
     bad = [refused("surrogate", field={"description": "broken \ud800 text"}),
-           refused("nul", field={"description": "nul \x00 inside"}), refused("huge", version=10**30)]
-    events = good[:20] + bad[:1] + good[20:45] + bad[1:] + good[45:]
+           refused("nul", field={"description": "nul \x00 inside"}), refused("huge", version=10**30),
+           sql_event("INSERT INTO narrow SELECT order_id, amount, status FROM orders")]
+    events = good[:20] + bad[:1] + good[20:45] + bad[1:3] + good[45:] + bad[3:]
     broker.emit(topic, events)
 
     cfg = worker_config(broker, [topic], graph.uri, batch_size=len(events))
     w = ThreadWorker(cfg)
     wait_committed(broker, cfg.group_id, topic, len(events), 90)
     stats = w.stop()
-    assert stats.dlq == 3 and stats.messages == len(events)
-    dlq = {m.key().decode(): {k: v.decode() for k, v in m.headers()} for m in broker.consume_all(f"{topic}.dlq", 3)}
+    assert stats.dlq == 4 and stats.messages == len(events)
+    dlq = {(m.key() or narrow.encode()).decode(): {k: v.decode() for k, v in m.headers()}
+           for m in broker.consume_all(f"{topic}.dlq", 4)}
     reasons = {urn: h["fieldgraph.reason"] for urn, h in dlq.items()}
     assert "holds a lone surrogate" in reasons[ds("p.surrogate")]
     assert "holds a NUL character" in reasons[ds("p.nul")]
     assert "does not fit in 64 bits" in reasons[ds("p.huge")]
-    assert {h["fieldgraph.error"] for h in dlq.values()} == {"graph"}
+    assert {dlq[ds(f"p.{n}")]["fieldgraph.error"] for n in ("surrogate", "nul", "huge")} == {"event"}
+    assert dlq[narrow]["fieldgraph.error"] == "plan" and "narrow" in reasons[narrow]
 
     from fieldgraph.ingest.sources import decode_event
 
