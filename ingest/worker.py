@@ -122,7 +122,7 @@ def _header_value(v: Any) -> bytes:
 
 
 class Worker:
-    """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT with ``install_signals``)."""
+    """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT/SIGHUP with ``install_signals``)."""
 
     def __init__(self, config: WorkerConfig, *, graph: LineageGraph | None = None) -> None:
         self.config = config
@@ -151,8 +151,8 @@ class Worker:
         self._stop.set()
 
     def install_signals(self) -> None:
-        signal.signal(signal.SIGTERM, self.stop)
-        signal.signal(signal.SIGINT, self.stop)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # each: finish the batch, commit, leave
+            signal.signal(signum, self.stop)
 
     def _kafka_conf(self) -> dict[str, Any]:
         return {"bootstrap.servers": self.config.bootstrap_servers, **self.config.kafka}

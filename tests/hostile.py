@@ -104,7 +104,8 @@ def corpus() -> list[Line]:
                                                 "time": 1}), "sql: line 1"),
         Line("an OpenLineage time that is no time", _bytes({
             "eventType": "COMPLETE", "eventTime": "yesterday-ish", "run": {"runId": "3f5e83fa-3480-44ff-99c5-ff943904e5e8"},
-            "job": {"namespace": "n", "name": "j"}, "producer": "p", "inputs": [], "outputs": []}), "eventTime"),
+            "job": {"namespace": "n", "name": "j"}, "producer": "p", "inputs": [], "outputs": []}),
+             "eventTime: 'yesterday-ish' is not a time"),
     ]
     # interleave, so that good events sit between bad ones in every batch
     out: list[Line] = []

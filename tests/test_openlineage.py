@@ -155,7 +155,7 @@ def test_platform_mapping_defaults_and_configuration(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda e: e.update(eventTime="yesterday"), "eventTime 'yesterday'"),
+    (lambda e: e.update(eventTime="yesterday"), "eventTime: 'yesterday' is not a time"),
     (lambda e: e["outputs"][0].pop("namespace"), r"outputs\[0\]\.namespace"),
     (lambda e: e["outputs"][0]["facets"]["columnLineage"]["fields"]["id"]["inputFields"][0]["transformations"][0]
      .update(type="SIDEWAYS"), "not DIRECT or INDIRECT"),
@@ -187,3 +187,18 @@ def test_on_the_graph_with_propagation_through_masking(graph) -> None:
     assert graph.stats()["dataDerivedFromEdges"] == 3 + 3  # 3 direct + 3 dataset-wide
     (edge,) = [h.edge for h in graph.upstream(field_urn(GOLD, "id")).hops if h.fieldPath == "id"]
     assert edge["firstSeen"] == T0 and edge["lastSeen"] == T0 + 86_400_000
+
+
+def test_an_event_time_without_an_offset_is_utc_whatever_the_machines_zone(monkeypatch) -> None:
+    import time
+
+    ev = run_event([gold_output()])
+    ev["eventTime"] = "2026-01-01T00:00:00"
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        (ts,) = {c.ts for c in decode_event(ev, "t")}
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert ts == 1767225600000  # 2026-01-01T00:00:00Z

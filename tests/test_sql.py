@@ -157,7 +157,7 @@ def test_sql_events_decode_to_one_change_per_statement_that_writes() -> None:
     ({"sql": "CREATE TABLE t (a INT)"}, "no statement writes a table"),
     ({"sql": "SELECT a FROM", "target": "x"}, r"sql: line 1, column 13"),
     ({"sql": TOTALS_SQL, "dialect": 3}, "dialect must be a string"),
-    ({"sql": TOTALS_SQL, "time": "yesterday"}, "time must be milliseconds or an ISO 8601 time"),
+    ({"sql": TOTALS_SQL, "time": "yesterday"}, "time: 'yesterday' is not a time"),
     ({"sql": TOTALS_SQL, "tables": {}}, r"unknown keys \['tables'\]"),
     ({"sql": "INSERT INTO t (a, b) SELECT x FROM s"}, "INSERT INTO t: lists 2 target columns for 1 values"),
 ])

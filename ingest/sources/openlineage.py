@@ -33,7 +33,6 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -42,6 +41,8 @@ from fieldgraph.errors import ConfigError, EventError
 from fieldgraph.normalizers import SchemaField
 from fieldgraph.normalizers.urns import DatasetUrn, make_dataset_urn, make_field_urn
 from fieldgraph.sqllineage import SqlError, dialect_of, match_tables, parse_statements
+
+from .times import epoch_ms
 
 SOURCE_FORMAT = "openlineage"
 log = logging.getLogger("fieldgraph.sources")
@@ -140,17 +141,6 @@ def _datahub_type(native: str | None, has_children: bool) -> str:
         if base in names:
             return cls
     return "RecordType" if has_children else "NullType"
-
-
-def _ms(value: Any, where: str) -> int:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value)
-    if not isinstance(value, str) or not value:
-        raise EventError("eventTime is missing or not an ISO 8601 time", where=where)
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        raise EventError(f"eventTime {value!r} is not an ISO 8601 time", where=where) from None
 
 
 def _obj(value: Any, where: str) -> dict[str, Any]:
@@ -321,7 +311,7 @@ def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMappin
     namespaces and names into dataset URNs."""
     if not isinstance(obj, dict):
         raise EventError(f"an OpenLineage event is a JSON object, got {type(obj).__name__}")
-    ts = _ms(obj.get("eventTime"), "eventTime")
+    ts = epoch_ms(obj.get("eventTime"), "eventTime")
     event_type = str(obj.get("eventType") or "").upper()
     job = _obj(obj.get("job"), "job")
     run = _obj(obj.get("run"), "run")

@@ -18,13 +18,14 @@ stamps them. A statement sqlglot cannot parse is rejected with its line, column 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
 from typing import Any
 
 from fieldgraph.changes import Change, SqlChange
 from fieldgraph.errors import EventError
 from fieldgraph.normalizers.urns import make_dataset_urn
 from fieldgraph.sqllineage import SqlError, Statement, derive, parse_statements
+
+from .times import epoch_ms
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ
@@ -101,21 +102,7 @@ def decode_sql_event(obj: dict[str, Any], origin: str = "") -> list[Change]:
     names = TableNames(obj.get("platform") or platform_of(dialect), obj.get("env") or "PROD", obj.get("database"))
     try:
         return sql_changes(obj["sql"], dialect=dialect, names=names, job=obj.get("job"), target=obj.get("target"),
-                           run=obj.get("run"), ts=_ms(obj.get("time")), origin=origin)
+                           run=obj.get("run"), ts=0 if obj.get("time") is None else epoch_ms(obj["time"], "time"),
+                           origin=origin)
     except SqlError as exc:
         raise EventError(str(exc), where="sql") from None
-
-
-def _ms(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        try:
-            t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:  # a time without an offset is UTC, whatever the machine's zone
-            return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
-    raise EventError(f"time must be milliseconds or an ISO 8601 time, got {value!r}", where="time")
