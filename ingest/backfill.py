@@ -62,7 +62,7 @@ from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
-from fieldgraph.ingest.replay import RawEvent, decode, read_events
+from fieldgraph.ingest.replay import RawEvent, Reject, decode, read_events
 from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 log = logging.getLogger("fieldgraph.backfill")
@@ -320,17 +320,19 @@ def _backfill_writer(config: GraphConfig, batch_size: int) -> Iterator[Writer]:
         g.close()
 
 
-def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str]) -> None:
+def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str], refusals: list[str]) -> None:
     try:
         plan = writer.plan(changes)
     except TransientError:
         raise
     except FieldgraphError:
         # a change only the graph's state refuses (a SQL statement that does not fit the schemas read): write the
-        # rest, in order, and say which (the rejects file holds what stage 1 could tell from the event alone)
+        # rest, in order, and reject the refused ones (to the rejects folder, as stage 1 rejects what it can tell
+        # from the event alone)
         done, refused = writer.write_each([[c] for c in changes])
         for i, exc in refused:
             log.warning("refused %s: %s", changes[i].origin or changes[i].dataset, exc)
+            refusals.append(json.dumps(_refusal(changes[i], exc).to_json(), default=str))
         counts.update(done.counts)
         counts["refusedAtWrite"] += len(refused)
         return
@@ -342,15 +344,24 @@ def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str]) -> N
 
 
 def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfig,
-                  batch_size: int) -> Iterator[dict[str, int]]:
+                  batch_size: int) -> Iterator[tuple[dict[str, int], list[str]]]:
     """Stages 2 and 3 (one task): the changes of its datasets' aspects, in arrival order, a chunk of datasets
-    per plan (the planner places each version in time)."""
+    per plan (the planner places each version in time). Yields the task's counts and its rejects (JSON lines) of
+    the changes the graph refused."""
     counts: Counter[str] = Counter()
+    refusals: list[str] = []
     with _backfill_writer(config, batch_size) as writer:
         for chunk in chunks(groups, DATASETS_PER_CHUNK):
-            _write(writer, [c for _, changes in chunk for c in changes], counts)
+            _write(writer, [c for _, changes in chunk for c in changes], counts, refusals)
             counts["aspects"] += len(chunk)
-    yield dict(counts)
+    yield dict(counts), refusals
+
+
+def _refusal(change: Change, exc: Exception) -> Reject:
+    """The reject of a change the graph refused, named by its origin (``file:line``; the event is not read again:
+    the file may be remote)."""
+    file, _, line = change.origin.rpartition(":")
+    return Reject(file or change.origin, int(line) if line.isdigit() else 0, str(exc))
 
 
 # --- the driver -------------------------------------------------------------------------------------------
@@ -505,8 +516,10 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
             changes = reduced.filter(lambda kv: kv[1].kind == CHANGES)
             schemas = changes.filter(lambda kv: kv[0][1] in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
-            for c in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
+            refused: list[str] = []
+            for c, r in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
                 report.schema_counts.update(c)
+                refused += r
             if report.schema_counts["placeholderMoves"]:
                 g.writer().cleanup_placeholders()
 
@@ -514,8 +527,13 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
             lineage = changes.filter(lambda kv: kv[0][1] not in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], kv[1].payload)).partitionBy(parts) \
                 .mapValues(pickle.loads)
-            for c in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
+            for c, r in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
                 report.lineage_counts.update(c)
+                refused += r
+            if refused:
+                spark.createDataFrame([(line,) for line in refused], "value string").coalesce(1).write \
+                    .mode("append").text(opts.rejects)
+                report.rejects_path = opts.rejects
             prog.set_phase("cleaning up placeholders")
             g.writer().cleanup_placeholders()
             reduced.unpersist()

@@ -272,6 +272,8 @@ def test_sql_and_datahub_queries_backfill_like_a_replay(spark, target, graphs, t
     uri_r, replayed = graphs()
     report = backfill(spark, uri_b, [path], rejects=str(tmp_path / "rej")).to_json()
     assert (report["rejected"], report["refusedAtWrite"]) == (0, 1)
+    (refused,) = [json.loads(r) for f in (tmp_path / "rej").glob("part-*") for r in f.read_text().splitlines()]
+    assert (refused["file"], refused["line"]) == (str(path), 5) and "narrow" in refused["error"]
     assert replay(uri_r, [path], tmp_path / "r.jsonl")["rejected"] == 1
     assert_same(dump(backfilled), dump(replayed))
     assert backfilled.stats()["dataDerivedFromEdges"] == 8 + 2  # the query's 8 edges, daily's 2
