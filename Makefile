@@ -77,6 +77,7 @@ bench: $(VENV)/.installed-test
 	$(PY) benchmarks/as_of.py
 	$(PY) benchmarks/as_of.py --graph neo4j --fields 200000
 	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
+	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
 	$(PY) benchmarks/value_checks.py
 	$(PY) benchmarks/cdap.py --graph both

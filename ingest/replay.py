@@ -1,16 +1,34 @@
-"""Reading event files: JSON (one event or an array of events) or JSON Lines, files or folders.
+"""Reading event files: JSON (one event, several one after another, or arrays of events) or JSON Lines, files
+or folders, as a stream: a file is never held whole.
 
-Each event keeps its place (``file:line``) so a bad one is reported and written to the rejects
-file without stopping the rest.
+Each event keeps its place (``file:line``) so a bad one is reported and written to the rejects file without
+stopping the rest.
+
+- JSON Lines are read line by line, in binary, each line decoded as UTF-8 on its own: an invalid byte, a line
+  that is not JSON, a line over :data:`MAX_EVENT_BYTES` or one nested deeper than :data:`MAX_DEPTH` costs that
+  line only.
+- A file whose first line starts with ``[`` (or a ``{`` that is not JSON on its own line: a pretty-printed
+  object) is a JSON document: its top-level values (arrays of events, or events) are decoded one event at a
+  time with :meth:`json.JSONDecoder.raw_decode` over a window of the file that grows while an event is cut
+  at its end, up to :data:`MAX_EVENT_BYTES` (counted in characters). An event over that bound or nested deeper
+  than :data:`MAX_DEPTH` is rejected and skipped (its brackets matched without decoding it); an event with an
+  invalid UTF-8 byte is rejected; after a JSON syntax error the rest of the file is skipped, with that reason
+  (where the next event would start is not known).
+- A UTF-8 byte order mark at the start of a file (or of a JSON Lines line) is skipped.
 """
 
 from __future__ import annotations
 
+import codecs
+import io
 import json
-from collections.abc import Iterable, Iterator
+import os
+import re
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from fieldgraph.changes import Change
 from fieldgraph.errors import FieldgraphError
@@ -19,6 +37,22 @@ from .sources import decode_event, unused_reason
 from .sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+#: the largest event read (a JSON Lines line in bytes, an event of a JSON document in characters)
+MAX_EVENT_BYTES = 64 * 2**20
+#: the deepest nesting of an event's JSON (Python's JSON parser itself stops near the recursion limit, 1000)
+MAX_DEPTH = 512
+#: how much of a JSON document is read at a time
+CHUNK_BYTES = 2**20
+#: how much of a bad event's text goes to the rejects file
+TEXT_KEPT = 2000
+
+BOM = codecs.BOM_UTF8
+_DEC = json.JSONDecoder()
+_NON_WS = re.compile(r"[^ \t\r\n]")
+_BAD_BYTE = re.compile("[\udc80-\udcff]")  # an invalid UTF-8 byte, decoded with surrogateescape
+_IN_STRING = re.compile(r'["\\]')
+_OUT_STRING = re.compile(r'["\[\]{}]')
 
 
 @dataclass
@@ -58,67 +92,365 @@ def event_files(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def read_events(path: Path) -> Iterator[RawEvent]:
-    """The events in one file, each with its line number."""
-    name = str(path)
+def read_events(path: Path, *, max_event_bytes: int = MAX_EVENT_BYTES, chunk_bytes: int = CHUNK_BYTES,
+                on_read: Callable[[int], None] | None = None) -> Iterator[RawEvent]:
+    """The events in one file, each with its line number, read as a stream (see the module's doc).
+
+    ``path`` is a path, a binary file object, or an object with the file's bytes as ``data`` (the Spark
+    backfill's). ``on_read`` is told the number of bytes of each read of the file (progress)."""
+    name = str(getattr(path, "name", path)) if hasattr(path, "read") else str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        fh = _open(path)
     except (OSError, UnicodeDecodeError) as exc:
         yield RawEvent(name, 0, error=f"cannot read: {getattr(exc, 'strerror', None) or exc}")
         return
-    stripped = text.lstrip()
-    if not stripped:
-        return
-    first_line = text.count("\n", 0, len(text) - len(stripped)) + 1
-    if stripped[0] == "[":
-        yield from _array(name, text)
-        return
+    owned = not hasattr(path, "read")
+    reader = _Reader(name, _Source(fh, on_read), max_event_bytes, chunk_bytes)
     try:
-        obj = json.loads(text)
+        yield from reader.events()
+    except OSError as exc:
+        yield RawEvent(name, reader.line, error=f"cannot read (from here on): {exc.strerror or exc}")
+    finally:
+        if owned:
+            fh.close()
+
+
+def _open(path: Any) -> IO[bytes]:
+    if isinstance(path, str | os.PathLike):
+        return open(path, "rb")  # noqa: SIM115  # closed by read_events
+    if hasattr(path, "read"):
+        return path  # type: ignore[no-any-return]
+    if isinstance(getattr(path, "data", None), bytes):
+        return io.BytesIO(path.data)
+    return io.BytesIO(path.read_text(encoding="utf-8").encode())
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"
+
+
+def too_deep(obj: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``obj`` (decoded JSON) nests lists and objects deeper than ``limit``."""
+    stack = [(obj, 1)] if isinstance(obj, dict | list) else []
+    while stack:
+        o, depth = stack.pop()
+        if depth > limit:
+            return True
+        for v in o.values() if isinstance(o, dict) else o:
+            if isinstance(v, dict | list):
+                stack.append((v, depth + 1))
+    return False
+
+
+def _might_nest(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether the JSON text might nest deeper than :data:`MAX_DEPTH` (it has more brackets): checked fast."""
+    end = len(text) if end is None else end
+    return text.count("{", start, end) + text.count("[", start, end) > MAX_DEPTH
+
+
+DEEP = f"nested deeper than {MAX_DEPTH} levels"
+
+
+class _Source:
+    """A binary file read forwards, with bytes pushed back to read again; ``offset`` is the bytes consumed."""
+
+    def __init__(self, fh: IO[bytes], on_read: Callable[[int], None] | None) -> None:
+        self.fh, self.on_read = fh, on_read
+        self.back, self.pos = b"", 0  # pushed-back bytes, from pos
+        self.offset = self.seen = 0
+
+    def _took(self, data: bytes) -> bytes:
+        self.offset += len(data)
+        if self.offset > self.seen:
+            if self.on_read:
+                self.on_read(self.offset - self.seen)
+            self.seen = self.offset
+        return data
+
+    def read(self, n: int) -> bytes:
+        if self.pos < len(self.back):
+            out = self.back[self.pos:self.pos + n]
+            self.pos += len(out)
+            return self._took(out)
+        return self._took(self.fh.read(n))
+
+    def readline(self, limit: int) -> bytes:
+        if self.pos < len(self.back):
+            end = self.back.find(b"\n", self.pos, self.pos + limit)
+            end = min(self.pos + limit, len(self.back)) if end < 0 else end + 1
+            out = self.back[self.pos:end]
+            self.pos = end
+            if not out.endswith(b"\n") and len(out) < limit:
+                out += self.fh.readline(limit - len(out))
+            return self._took(out)
+        return self._took(self.fh.readline(limit))
+
+    def unread(self, data: bytes) -> None:
+        self.back, self.pos = data + self.back[self.pos:], 0
+        self.offset -= len(data)
+
+
+class _Reader:
+    """One file's events: JSON Lines, or a JSON document read through a window (:class:`_Document`)."""
+
+    def __init__(self, name: str, src: _Source, max_event: int, chunk: int) -> None:
+        self.name, self.src, self.max, self.chunk = name, src, max_event, chunk
+        self.line = 1
+
+    def events(self) -> Iterator[RawEvent]:
+        head = self.src.read(len(BOM))
+        if head != BOM:
+            self.src.unread(head)
+        while True:  # the first line that is not blank says the form
+            first = self.src.readline(self.max + 1)
+            if not first:
+                return
+            if first.strip():
+                break
+            self.line += 1
+        self.src.unread(first)
+        start = first.lstrip()[:1]
+        if start == b"[" or (start == b"{" and _pretty(first, self.max)):
+            doc = _Document(self, may_be_lines=start == b"{")
+            yield from doc.events()
+            if not doc.not_json:
+                return
+            self.src.unread(doc.unread())  # not a JSON document: JSON Lines from the first line
+        yield from self.lines()
+
+    def lines(self) -> Iterator[RawEvent]:
+        n = self.line
+        while True:
+            line = self.src.readline(self.max + 1)
+            if not line:
+                return
+            self.line = n
+            if len(line) > self.max and not line.endswith(b"\n"):
+                while (rest := self.src.readline(self.chunk)) and not rest.endswith(b"\n"):
+                    pass
+                yield RawEvent(self.name, n, error=f"event larger than {_size(self.max)} (a line longer than that)",
+                               text=line[:TEXT_KEPT].decode("utf-8", "replace"))
+            elif line.strip():
+                yield self.line_event(n, line)
+            n += 1
+
+    def line_event(self, n: int, line: bytes) -> RawEvent:
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = self.src.offset - len(line) + exc.start
+            return RawEvent(self.name, n, error=f"not UTF-8: invalid byte 0x{line[exc.start]:02x} at byte offset "
+                            f"{at} (byte {exc.start} of the line)",
+                            text=line.decode("utf-8", "replace").rstrip("\r\n")[:TEXT_KEPT])
+        text = text.removeprefix("\ufeff")
+        try:
+            obj = json.loads(text)
+        except RecursionError:
+            return RawEvent(self.name, n, error=DEEP, text=text[:TEXT_KEPT])
+        except ValueError as exc:
+            return RawEvent(self.name, n, error=f"not JSON: {exc}", text=text.rstrip("\r\n")[:TEXT_KEPT])
+        if _might_nest(text) and too_deep(obj):
+            return RawEvent(self.name, n, error=DEEP, text=text[:TEXT_KEPT])
+        return RawEvent(self.name, n, obj)
+
+
+def _pretty(first: bytes, max_event: int) -> bool:
+    """Whether a first line starting with ``{`` is not JSON on its own (the start of a pretty-printed object)."""
+    if len(first) > max_event:
+        return False
+    try:
+        json.loads(first.decode("utf-8").removeprefix("\ufeff"))
+    except (UnicodeDecodeError, RecursionError):
+        return False
     except ValueError:
-        obj = None
-    if isinstance(obj, dict):
-        yield RawEvent(name, first_line, obj)
-        return
-    for n, line in enumerate(text.splitlines(), start=1):  # JSON Lines
-        if not line.strip():
-            continue
-        try:
-            yield RawEvent(name, n, json.loads(line))
-        except ValueError as exc:
-            yield RawEvent(name, n, error=f"not JSON: {exc}", text=line[:2000])
+        return True
+    return False
 
 
-def _array(name: str, text: str) -> Iterator[RawEvent]:
-    dec = json.JSONDecoder()
-    i = text.index("[") + 1
-    n = len(text)
+class _Document:
+    """A JSON document's events: its top-level values one after another, each array's items an event, any other
+    value one. The window ``buf[i:]`` is what is read and not consumed yet; ``line`` is the line at
+    ``buf[mark]``; invalid UTF-8 bytes are decoded as lone surrogates and noted in ``bad``."""
 
-    def skip(i: int) -> int:
-        while i < n and text[i] in " \t\r\n":
-            i += 1
-        return i
+    def __init__(self, reader: _Reader, may_be_lines: bool) -> None:
+        self.name, self.src, self.max, self.chunk = reader.name, reader.src, reader.max, reader.chunk
+        self.dec = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self.buf, self.i, self.mark, self.line, self.shift = "", 0, 0, reader.line, 0
+        self.eof = False
+        self.fed = reader.src.offset  # the file's bytes decoded so far
+        self.bad: deque[tuple[int, int, int]] = deque()  # (character index + shift, byte offset, byte)
+        self.may_be_lines = may_be_lines  # a first value that is not JSON: the file is JSON Lines
+        self.not_json = False
 
-    i = skip(i)
-    if i < n and text[i] == "]":
-        return
-    while i < n:
-        line = text.count("\n", 0, i) + 1
-        try:
-            obj, end = dec.raw_decode(text, i)
-        except ValueError as exc:
-            yield RawEvent(name, line, error=f"not JSON (the rest of the array is skipped): {exc}")
-            return
-        yield RawEvent(name, line, obj)
-        i = skip(end)
-        if i < n and text[i] == ",":
-            i = skip(i + 1)
-        elif i < n and text[i] == "]":
-            return
-        else:
-            yield RawEvent(name, text.count("\n", 0, i) + 1, error="expected ',' or ']' in the JSON array")
-            return
-    yield RawEvent(name, text.count("\n") + 1, error="unterminated JSON array")
+    def unread(self) -> bytes:
+        """The bytes read and not consumed (the whole document when ``not_json``)."""
+        return self.buf[self.i:].encode("utf-8", "surrogateescape") + self.dec.getstate()[0]
+
+    def line_at(self, p: int) -> int:
+        self.line += self.buf.count("\n", self.mark, p)
+        self.mark = p
+        return self.line
+
+    def more(self) -> bool:
+        """Read more of the file into the window, dropping what was consumed; False at the file's end."""
+        if self.eof:
+            return False
+        if self.i:
+            self.line_at(self.i)
+            self.buf, self.shift, self.mark, self.i = self.buf[self.i:], self.shift + self.i, 0, 0
+        pending = len(self.buf)  # an event cut at the window's end: read as much again (up to the bound)
+        data = self.src.read(max(self.chunk, min(pending, self.max - pending)))
+        at = self.fed - len(self.dec.getstate()[0])
+        self.fed += len(data)
+        text = self.dec.decode(data, final=not data)
+        self.eof = not data
+        if not text.isascii() and _has_bad_byte(text):
+            base, k = self.shift + len(self.buf), 0
+            for m in _BAD_BYTE.finditer(text):
+                at += len(text[k:m.start()].encode("utf-8", "surrogateescape"))
+                k = m.start()
+                self.bad.append((base + k, at, ord(m.group()) - 0xDC00))
+        self.buf += text
+        return bool(data or text)
+
+    def bad_in(self, start: int, end: int) -> tuple[int, int, int] | None:
+        while self.bad and self.bad[0][0] < self.shift + start:
+            self.bad.popleft()
+        return self.bad[0] if self.bad and self.bad[0][0] < self.shift + end else None
+
+    def peek(self) -> str:
+        """The next character that is not white space ("" at the end of the file)."""
+        while True:
+            m = _NON_WS.search(self.buf, self.i)
+            if m:
+                self.i = m.start()
+                return self.buf[self.i]
+            self.i = len(self.buf)
+            if not self.more():
+                return ""
+
+    def text(self, start: int) -> str:
+        return self.buf[start:start + TEXT_KEPT].encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+    def events(self) -> Iterator[RawEvent]:
+        while c := self.peek():
+            if c != "[":
+                if not (yield from self.event()):
+                    return
+                continue
+            self.i += 1
+            if self.peek() == "]":
+                self.i += 1
+                continue
+            while (yield from self.event()):
+                c = self.peek()
+                self.i += c in (",", "]")
+                if c == "]":
+                    break
+                if c != ",":
+                    yield self.stop("unterminated JSON array" if not c else "expected ',' or ']' in the JSON array")
+                    return
+            else:
+                return
+
+    def stop(self, reason: str) -> RawEvent:
+        return RawEvent(self.name, self.line_at(self.i), error=f"{reason} (the rest of the file is skipped)",
+                        text=self.text(self.i) or None)
+
+    def event(self) -> Generator[RawEvent, None, bool]:
+        """Yield the next event (or its reject); whether the file goes on."""
+        if not self.peek():
+            yield self.stop("unterminated JSON array")
+            return False
+        line = self.line_at(self.i)
+        kind, obj, end = self.decode()
+        if kind == "error":
+            if self.may_be_lines:
+                self.not_json = True
+                return False
+            bad = self.bad_in(self.i, max(end or 0, self.i) + 1)
+            yield self.stop(_bad_byte(bad) if bad else f"not JSON: {getattr(obj, 'msg', obj)}")
+            return False
+        self.may_be_lines = False
+        if kind != "ok":
+            reason, text = DEEP if kind == "deep" else f"event larger than {_size(self.max)}", self.text(self.i)
+            if end is None and (self.buf[self.i] not in "[{" or not self.skip()):
+                yield self.stop(reason)
+                return False
+            self.i = end or self.i
+            yield RawEvent(self.name, line, error=reason, text=text)
+            return True
+        assert end is not None
+        start, self.i = self.i, end
+        bad = self.bad_in(start, end)
+        yield RawEvent(self.name, line, error=_bad_byte(bad), text=self.text(start)) if bad else \
+            RawEvent(self.name, line, obj)
+        return True
+
+    def decode(self) -> tuple[str, Any, int | None]:
+        """("ok", the value at ``i``, its end), ("error", the exception, where), or "deep" or "big" (with its end
+        when known), reading more while it is cut at the window's end."""
+        while True:
+            try:
+                obj, end = _DEC.raw_decode(self.buf, self.i)
+            except RecursionError:
+                return "deep", None, None
+            except json.JSONDecodeError as exc:
+                cut = exc.pos >= len(self.buf) - 16 or exc.msg.startswith("Unterminated string")
+                if cut and len(self.buf) - self.i >= self.max:
+                    return "big", None, None
+                if cut and self.more():
+                    continue
+                return "error", exc, exc.pos
+            except ValueError as exc:  # e.g. an integer of more digits than Python converts
+                return "error", exc, self.i
+            if end == len(self.buf) and self.buf[end - 1] not in '}]"' and self.more():
+                continue  # a number or literal cut at the window's end
+            if end - self.i > self.max:
+                return "big", None, end
+            if _might_nest(self.buf, self.i, end) and too_deep(obj):
+                return "deep", None, end
+            return "ok", obj, end
+
+    def skip(self) -> bool:
+        """Move past the object or array at ``i`` by matching its brackets (strings skipped) without decoding
+        it; False when the file ends first."""
+        depth, in_string = 0, False
+        while True:
+            buf, j = self.buf, self.i
+            while m := (_IN_STRING if in_string else _OUT_STRING).search(buf, j):
+                c, j = m.group(), m.end()
+                if in_string and c == "\\":
+                    if j == len(buf):
+                        j -= 1  # keep the backslash with what it escapes
+                        break
+                    j += 1
+                elif in_string or c == '"':
+                    in_string = not in_string
+                elif c in "[{":
+                    depth += 1
+                else:
+                    depth -= 1
+                    if depth == 0:
+                        self.i = j
+                        return True
+            else:
+                j = len(buf)
+            self.i = j
+            if not self.more():
+                return False
+
+
+def _has_bad_byte(text: str) -> bool:
+    try:
+        text.encode("utf-8")  # fast; lone surrogates (the invalid bytes) cannot be encoded
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _bad_byte(bad: tuple[int, int, int]) -> str:
+    return f"not UTF-8: invalid byte 0x{bad[2]:02x} at byte offset {bad[1]}"
 
 
 def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING, *,
@@ -137,24 +469,64 @@ def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING, *,
 
 
 def refused_rejects(refused: Iterable[tuple[str, str]]) -> list[Reject]:
-    """Rejects for events the graph refused, named by origin (``file:line``), each with its event read again."""
+    """Rejects for events the graph refused, named by origin (``file:line``), each with its event read again
+    (only those events are kept: the files are read as a stream)."""
     wanted: dict[str, dict[int, str]] = {}
     for origin, reason in refused:
         file, _, line = origin.rpartition(":")
         wanted.setdefault(file, {})[int(line) if line.isdigit() else 0] = reason
     out: list[Reject] = []
     for file, lines in wanted.items():
-        events = {raw.line: raw.event for raw in read_events(Path(file))} if Path(file).is_file() else {}
+        events: dict[int, Any] = {}
+        if Path(file).is_file():
+            for raw in read_events(Path(file)):
+                if raw.line in lines:
+                    events[raw.line] = raw.event if raw.error is None else raw.text
+                    if len(events) == len(lines):
+                        break
         out.extend(Reject(file, line, reason, events.get(line)) for line, reason in sorted(lines.items()))
     return out
 
 
-def write_rejects(path: Path, rejects: list[Reject]) -> None:
-    """Append ``rejects`` to the JSON Lines file ``path`` (earlier runs' rejects stay), stamped with the time."""
-    import datetime as dt
+class RejectsFile:
+    """The JSON Lines file bad events are appended to as they come (earlier runs' rejects stay), each stamped
+    with the time; created at the first one, private to the user (0600, in a folder created 0700: bad events
+    may hold what should not be shared)."""
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    with path.open("a", encoding="utf-8") as fh:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._fh: IO[str] | None = None
+
+    def add(self, rejects: Iterable[Reject]) -> None:
+        import datetime as dt
+
         for r in rejects:
-            fh.write(json.dumps({"rejectedAt": now, **r.to_json()}, default=str) + "\n")
+            if self._fh is None:
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+                self._fh = open(fd, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+            now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+            try:
+                line = json.dumps({"rejectedAt": now, **r.to_json()}, default=str)
+            except (ValueError, RecursionError):  # an event json cannot write back
+                line = json.dumps({"rejectedAt": now, **r.to_json(), "event": None})
+            self._fh.write(line + "\n")
+            self.count += 1
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> RejectsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_rejects(path: Path, rejects: Iterable[Reject]) -> None:
+    """Append ``rejects`` to the JSON Lines file ``path`` (earlier runs' rejects stay), stamped with the time."""
+    with RejectsFile(path) as out:
+        out.add(rejects)

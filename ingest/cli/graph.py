@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from fieldgraph.ingest.cli.boundary import EXIT_UNAVAILABLE, finish
+from fieldgraph.ingest.cli.boundary import EXIT_FAILED, EXIT_UNAVAILABLE, finish
 from fieldgraph.ingest.cli.options import (
     DEFAULT_TIME_BUDGET,
     TIME_FORMS,
@@ -30,6 +31,9 @@ from fieldgraph.ingest.cli.options import (
     parse_time,
 )
 from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, err, hop_table, out, plural, progress, short
+
+if TYPE_CHECKING:
+    from fieldgraph.changes import Change
 
 FIELD_HELP = "Field URN (datasetField or schemaField; v2, v1 or /slash path)."
 
@@ -59,40 +63,40 @@ def ingest_cmd(
     (exit 3 when there were any, after the rest is written). Events with nothing fieldgraph reads (other
     entities, other aspects) are skipped and counted."""
     from fieldgraph.ingest.config import platforms_from_env
-    from fieldgraph.ingest.replay import decode, event_files, read_events, refused_rejects, write_rejects
+    from fieldgraph.ingest.replay import RejectsFile, decode, event_files, read_events, refused_rejects
 
     platforms = platforms_from_env()
     files = event_files(paths)
-    changes = []
-    bad = []
-    events = unused = 0
-    with progress() as bar:
-        reading = bar.add_task("reading files", total=len(files))
-        for f in files:
-            for raw in read_events(f):
-                events += 1
-                cs, rej = decode(raw, platforms, strict_aspects=strict_aspects)
-                changes.extend(cs)
-                unused += not cs and rej is None
-                if rej:
-                    bad.append(rej)
-                    bar.console.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"),
-                                      soft_wrap=True)
-            bar.advance(reading)
-    with open_graph(graph, graph_name, create=True) as g:
-        with progress() as bar:
-            task = bar.add_task("writing the graph", total=len(changes))
-            report = g.ingest(changes, batch_events=batch, progress=lambda n: bar.advance(task, n))
+    n = {"events": 0, "unused": 0, "changes": 0}
+    with RejectsFile(rejects) as bad, open_graph(graph, graph_name, create=True) as g:
+        # a stream: events are decoded as the graph takes them, one batch at a time; bad ones are appended to
+        # the rejects file as they come; the progress is the bytes of the files read
+        with progress("bytes") as bar:
+            task = bar.add_task("ingesting", total=sum(f.stat().st_size for f in files if f.is_file()) or None)
+
+            def changes() -> Iterator[Change]:
+                for f in files:
+                    for raw in read_events(f, on_read=lambda k: bar.advance(task, k)):
+                        n["events"] += 1
+                        cs, rej = decode(raw, platforms, strict_aspects=strict_aspects)
+                        n["changes"] += len(cs)
+                        n["unused"] += not cs and rej is None
+                        if rej:
+                            bad.add([rej])
+                            bar.console.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"),
+                                              soft_wrap=True)
+                        yield from cs
+
+            report = g.ingest(changes(), batch_events=batch)
         stats = g.stats()
-    for rej in refused_rejects(report.refused):  # values the graph cannot hold: the rest was written
-        bad.append(rej)
-        err.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"), soft_wrap=True)
-    if bad:
-        write_rejects(rejects, bad)
+        for rej in refused_rejects(report.refused):  # values the graph cannot hold: the rest was written
+            bad.add([rej])
+            err.print(Text(f"rejected {rej.file}:{rej.line}: {rej.error}", style="yellow"), soft_wrap=True)
+    events, rejected = n["events"], bad.count
     c = report.counts
     summary: dict[str, Any] = {
-        "files": len(files), "events": events, "rejected": len(bad), "skipped": unused,
-        "aspectChanges": len(changes),
+        "files": len(files), "events": events, "rejected": rejected, "skipped": n["unused"],
+        "aspectChanges": n["changes"],
         "schemas": c["schemas"], "schemaDeletes": c["schema_deletes"], "lineages": c["lineages"],
         "lineageDeletes": c["lineage_deletes"], "superseded": c["superseded"], "fieldsWritten": c["fields"],
         "fieldsRemoved": c["fields_removed"], "edgesWritten": c["edges"], "placeholdersCreated": c["placeholders"],
@@ -101,11 +105,11 @@ def ingest_cmd(
             {"dataset": d, "reference": r, "candidates": list(cs)}
             for d, r, cs in dict.fromkeys((d, r, tuple(cs)) for d, r, cs in report.ambiguous)
         ],
-        "rejectsFile": str(rejects) if bad else None, "graph": stats,
+        "rejectsFile": str(rejects) if rejected else None, "graph": stats,
     }
     if as_json:
         dump(summary)
-        finish(rejected=bool(bad))
+        finish(rejected=bool(rejected))
         return
     rows = [(k, v) for k, v in summary.items() if k not in ("ambiguousReferences", "graph", "rejectsFile")]
     out.print(count_table(f"ingested {plural(len(files), 'file')}, {plural(events, 'event')}",
@@ -113,9 +117,9 @@ def ingest_cmd(
     for a in summary["ambiguousReferences"]:
         out.print(Text(f"ambiguous: {ds(a['dataset'])} {a['reference']!r} matches {', '.join(a['candidates'])}",
                        style="yellow"), soft_wrap=True)
-    if bad:
-        out.print(Text(f"{plural(len(bad), 'bad event')} added to {rejects}", style="yellow"))
-    finish(rejected=bool(bad))
+    if rejected:
+        out.print(Text(f"{plural(rejected, 'bad event')} added to {rejects}", style="yellow"))
+    finish(rejected=bool(rejected))
 
 
 # ---- lineage ----
@@ -410,16 +414,17 @@ def _server(graph: str | None) -> Any:
 
 @server_app.command("start")
 def server_start(graph: GraphUri = None) -> None:
-    """Start the embedded FalkorDB and leave it running, so commands reuse it."""
+    """Start the embedded FalkorDB and leave it running (until server stop), so commands reuse it."""
     s = _server(graph)
     s.start()
+    s.pin()
     out.print(Text(f"{'started' if s.started_here else 'already running'}: {s.socket}"))
-    s.process = None  # leave it running
+    s.stop()  # pinned: it keeps running
 
 
 @server_app.command("stop")
 def server_stop(graph: GraphUri = None) -> None:
-    """Stop the embedded FalkorDB (its data is kept in the AOF)."""
+    """Stop the embedded FalkorDB, whatever uses it (its data is kept in the AOF)."""
     s = _server(graph)
     if not s.running():
         out.print("not running")
@@ -436,3 +441,26 @@ def server_status(graph: GraphUri = None) -> None:
     out.print(Text(f"{'running' if running else 'not running'}: {s.socket}"))
     if not running:
         raise typer.Exit(EXIT_UNAVAILABLE)
+
+
+@server_app.command("check")
+def server_check(graph: GraphUri = None) -> None:
+    """Check the embedded graph's append-only file (the server stopped): OK (exit 0), or what is damaged (exit 1)."""
+    s = _server(graph)
+    problems = s.check()
+    if not problems:
+        out.print(Text(f"OK: {s.data_dir}"))
+        return
+    out.print(Text(f"damaged: {s.data_dir}"))
+    for problem in problems:
+        out.print(Text(f"  {problem}"))
+    out.print(Text("fieldgraph server repair keeps what can be kept (backing the files up first)"))
+    raise typer.Exit(EXIT_FAILED)
+
+
+@server_app.command("repair")
+def server_repair(graph: GraphUri = None) -> None:
+    """Repair a damaged append-only file (the server stopped): back it up, then keep every complete write before
+    the damage; says what was kept and lost, or why nothing can be recovered safely (exit 1)."""
+    for line in _server(graph).repair():
+        out.print(Text(line))
