@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from fieldgraph.changes import (
+    JOB_LINEAGE,
     SCHEMA_METADATA,
     UPSTREAM_LINEAGE,
     AspectDelete,
@@ -168,7 +169,10 @@ class Writer:
         order; returns them (by index in ``events``) with the refusal. Transient errors propagate: retrying the
         whole batch rewrites what was written, which changes nothing."""
         refused: list[tuple[int, FieldgraphError]] = []
-        return self._write_halving(events, 0, refused), refused
+        total = Plan()
+        for first, run in one_version_each(events):
+            _merge(total, self._write_halving(run, first, refused))
+        return total, refused
 
     def _write_halving(self, events: Sequence[Sequence[Change]], first: int,
                        refused: list[tuple[int, FieldgraphError]]) -> Plan:
@@ -183,9 +187,7 @@ class Writer:
         mid = len(events) // 2
         total = Plan()
         for part, start in ((events[:mid], first), (events[mid:], first + mid)):
-            plan = self._write_halving(part, start, refused)
-            total.counts.update(plan.counts)
-            total.ambiguous.extend(plan.ambiguous)
+            _merge(total, self._write_halving(part, start, refused))
         return total
 
     def apply(self, plan: Plan) -> None:
@@ -263,6 +265,34 @@ class Writer:
         if fix.steps():
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+
+
+def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, Sequence[Sequence[Change]]]]:
+    """``events`` cut, in order, into runs in which no dataset's schema or lineage aspect changes twice; with the
+    index of each run's first event. A run's versions then append to what is stored, without the stored timeline
+    to read and replay (what several versions of one aspect in a batch need, at a cost that grows with the
+    aspect's history: batch after batch of a long history, quadratic); only a late event still needs it."""
+    start, seen = 0, set[tuple[str, str]]()
+    for i, event in enumerate(events):
+        keys = {key for c in event for key in _versioned(c)}
+        if keys & seen:
+            yield start, events[start:i]
+            start, seen = i, set()
+        seen |= keys
+    if start < len(events):
+        yield start, events[start:]
+
+
+def _versioned(c: Change) -> Iterator[tuple[str, str]]:
+    """The (aspect, dataset) whose versions ``c`` changes (job lineage adds runs: not a version)."""
+    for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
+        if isinstance(x, (SchemaChange, LineageChange, AspectDelete)) and x.aspect != JOB_LINEAGE:
+            yield x.aspect, x.dataset
+
+
+def _merge(total: Plan, plan: Plan) -> None:
+    total.counts.update(plan.counts)
+    total.ambiguous.extend(plan.ambiguous)
 
 
 #: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)

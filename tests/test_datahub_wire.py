@@ -227,6 +227,10 @@ def test_a_field_attribute_of_the_wrong_type_is_a_bad_event() -> None:
     ({"version": 10**30}, "does not fit in 64 bits"),
 ])
 def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(graph, attrs, reason) -> None:
+    """Refused as the event is read (decode_event), and by the writer itself, for changes made in Python: before
+    anything is written, with the change's origin."""
+    from dataclasses import replace
+
     from fieldgraph.errors import GraphRefused
 
     ev = schema_event(ORDERS, ["id"], 5)
@@ -235,16 +239,24 @@ def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(gr
     aspect.update({k: v for k, v in attrs.items() if k != "field"})
     ev["aspect"]["value"] = json.dumps(aspect)
     with pytest.raises(GraphRefused, match=reason):
-        graph.write(decode_event(ev, origin="poison.json:1"))
+        decode_event(ev, origin="poison.json:1")
+
+    (clean,) = decode_event(schema_event(ORDERS, ["id"], 5), origin="poison.json:1")
+    field = clean.fields[0]
+    for k, v in attrs.get("field", {}).items():
+        setattr(field, k, v)
+    bad = [replace(clean, **{k: v for k, v in attrs.items() if k != "field"})]
+    with pytest.raises(GraphRefused, match=reason):
+        graph.write(bad)
     assert graph.stats()["datasets"] == 0
-    report = graph.ingest(decode_event(ev, origin="poison.json:1"))  # refused, reported, not raised
+    report = graph.ingest(bad)  # refused, reported, not raised
     assert [origin for origin, _ in report.refused] == ["poison.json:1"] and reason in report.refused[0][1]
     assert graph.stats()["datasets"] == 0
-    nan = lineage_event(ORDERS, [(sf(ORDERS, "id"), [sf(RAW, "id")])], 5)
-    nan["aspect"]["value"] = nan["aspect"]["value"].replace('"transformOperation"', '"confidenceScore": NaN, '
-                                                            '"transformOperation"')
+    (lineage,) = decode_event(lineage_event(ORDERS, [(sf(ORDERS, "id"), [sf(RAW, "id")])], 5))
+    edge = lineage.edges[0]
+    nan = replace(lineage, edges=(replace(edge, props=replace(edge.props, confidence=float("nan"))),))
     with pytest.raises(GraphRefused, match="confidence of nan is not a finite number"):
-        graph.write(decode_event(nan))
+        graph.write([nan])
     assert graph.stats()["datasets"] == 0
 
 

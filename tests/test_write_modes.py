@@ -11,7 +11,7 @@ from fieldgraph.graph import WriteMode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
 
-from .conftest import ds, lineage_event, mcp, schema_event, sf
+from .conftest import ds, dump, lineage_event, mcp, schema_event, sf
 
 A, B = ds("db.a"), ds("db.b")
 
@@ -87,3 +87,27 @@ def test_the_placeholder_cleanup_keeps_a_placeholder_another_writer_is_linking(g
     assert not cleanup.is_alive()
     assert placeholders(graph) == [up]  # still there, with its edge
     assert graph.stats()["dataDerivedFromEdges"] == 1 and graph.stats()["placeholderDatasets"] == 1
+
+
+def test_a_batch_of_several_versions_per_dataset_is_written_as_appends(graph, reference_graph, monkeypatch) -> None:
+    """A long history written in big batches (several versions of each dataset in one batch) is cut into runs of
+    one version per aspect: each appends to what is stored, and no stored timeline is read and replayed (whose
+    cost grows with the history). The graph is the one event-at-a-time writes make."""
+    from fieldgraph.graph.write import Writer, one_version_each
+
+    events = []
+    for step in range(4):
+        for name in ("a", "b", "c"):
+            events.append(schema_event(ds(f"v.{name}"), [f"c{step}", f"c{step + 1}"], 10 + step, version=step))
+            events.append(lineage_event(ds(f"v.{name}"), [(sf(ds(f"v.{name}"), f"c{step}"),
+                                                           [sf(ds("v.up"), f"u{step}")])], 100 + step))
+    per_event = [decode_event(e, origin=f"h:{i}") for i, e in enumerate(events)]
+    assert [first for first, _ in one_version_each(per_event)] == [0, 6, 12, 18]
+
+    asked = []
+    read_history = Writer.read_history
+    monkeypatch.setattr(Writer, "read_history", lambda self, need: (asked.append(need), read_history(self, need))[1])
+    graph.ingest([c for cs in per_event for c in cs], batch_events=len(events))
+    assert not any(asked), asked  # appends only: nothing to replay
+    reference_graph.ingest([c for cs in per_event for c in cs], batch_events=1)
+    assert dump(graph) == dump(reference_graph)
