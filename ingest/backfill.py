@@ -483,6 +483,8 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
     files = list_inputs(opts.paths, opts.format)
     ranks = {f: i for i, f in enumerate(files)}
     report = BackfillReport(files=len(files))
+    if not _is_uri(opts.rejects):  # rejected events may hold what should not be shared: a private folder
+        Path(opts.rejects).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = opts.graph_config or GraphConfig.from_env(uri=opts.graph, name=opts.graph_name)
     g = config.open(batch_size=opts.batch_size)  # the driver keeps it up
     own_spark = spark is None

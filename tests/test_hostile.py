@@ -77,9 +77,11 @@ def test_the_backfill_rejects_each_bad_line_with_its_reason_and_writes_the_rest(
                                                                                  tmp_path: Path) -> None:
     events = tmp_path / "hostile.jsonl"
     events.write_bytes(jsonl(LINES))
-    report = backfill(spark, graph.uri, [events], rejects=str(tmp_path / "rejects")).to_json()
+    rejects = tmp_path / "private" / "rejects"
+    report = backfill(spark, graph.uri, [events], rejects=str(rejects)).to_json()
     assert report["rejected"] == len(BAD) and report["refusedAtWrite"] == 0
-    rows = [json.loads(r) for f in sorted((tmp_path / "rejects").glob("part-*")) for r in f.read_text().splitlines()]
+    assert rejects.parent.stat().st_mode & 0o777 == 0o700  # bad events may hold what should not be shared
+    rows = [json.loads(r) for f in sorted(rejects.glob("part-*")) for r in f.read_text().splitlines()]
     assert_rejected({r["line"]: r["error"] for r in rows})
     assert_written(graph)
 
