@@ -62,7 +62,7 @@ from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
-from fieldgraph.ingest.replay import RawEvent, Reject, decode, read_events
+from fieldgraph.ingest.replay import RawEvent, Reject, decode, place, read_events
 from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 log = logging.getLogger("fieldgraph.backfill")
@@ -242,7 +242,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
             changes, rej = decode(raw, platforms)
             if rej is not None:
                 counts["rejected"] += 1
-                yield (_REJECT, rank, local, raw.line), (REJECT, json.dumps(rej.to_json(), default=str))
+                yield (_REJECT, rank, local, raw.line, raw.item), (REJECT, json.dumps(rej.to_json(), default=str))
                 continue
             if not changes:
                 counts["ignored"] += 1
@@ -256,7 +256,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                 kept += 1
                 for x in _expand(c):
                     counts["changes"] += 1
-                    yield (x.dataset, x.aspect), (CHANGES, [((rank, local, raw.line, i), x)])
+                    yield (x.dataset, x.aspect), (CHANGES, [((rank, local, raw.line, raw.item, i), x)])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
@@ -360,8 +360,8 @@ def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfi
 def _refusal(change: Change, exc: Exception) -> Reject:
     """The reject of a change the graph refused, named by its origin (``file:line``; the event is not read again:
     the file may be remote)."""
-    file, _, line = change.origin.rpartition(":")
-    return Reject(file or change.origin, int(line) if line.isdigit() else 0, str(exc))
+    file, line, item = place(change.origin)
+    return Reject(file, line, str(exc), item=item)
 
 
 # --- the driver -------------------------------------------------------------------------------------------

@@ -62,10 +62,26 @@ class RawEvent:
     event: Any = None
     error: str | None = None  # the event could not even be parsed
     text: str | None = None
+    item: int = 1  # the event's place among those that start on its line (a one-line JSON array holds many)
 
     @property
     def where(self) -> str:
-        return f"{self.file}:{self.line}"
+        """The event's origin: ``file:line``, or ``file:line#item`` for the second event of a line and on (each
+        event its own origin: the graph's batches are cut between events)."""
+        return where(self.file, self.line, self.item)
+
+
+def where(file: str, line: int, item: int = 1) -> str:
+    return f"{file}:{line}" if item == 1 else f"{file}:{line}#{item}"
+
+
+def place(origin: str) -> tuple[str, int, int]:
+    """(file, line, item) of an origin :func:`where` wrote (line 0 when it names none)."""
+    file, _, rest = origin.rpartition(":")
+    line, _, item = rest.partition("#")
+    if not file or not line.isdigit():
+        return origin, 0, 1
+    return file, int(line), int(item) if item.isdigit() else 1
 
 
 @dataclass
@@ -74,9 +90,11 @@ class Reject:
     line: int
     error: str
     event: Any = None
+    item: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "error": self.error, "event": self.event}
+        place = {"file": self.file, "line": self.line, **({"item": self.item} if self.item > 1 else {})}
+        return {**place, "error": self.error, "event": self.event}
 
 
 def event_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -281,6 +299,7 @@ class _Document:
         self.bad: deque[tuple[int, int, int]] = deque()  # (character index + shift, byte offset, byte)
         self.may_be_lines = may_be_lines  # a first value that is not JSON: the file is JSON Lines
         self.not_json = False
+        self.last = (0, 0)  # (line, item) of the last event: the events of one line are numbered
 
     def unread(self) -> bytes:
         """The bytes read and not consumed (the whole document when ``not_json``)."""
@@ -363,6 +382,8 @@ class _Document:
             yield self.stop("unterminated JSON array")
             return False
         line = self.line_at(self.i)
+        item = self.last[1] + 1 if line == self.last[0] else 1
+        self.last = (line, item)
         kind, obj, end = self.decode()
         if kind == "error":
             if self.may_be_lines:
@@ -378,13 +399,13 @@ class _Document:
                 yield self.stop(reason)
                 return False
             self.i = end or self.i
-            yield RawEvent(self.name, line, error=reason, text=text)
+            yield RawEvent(self.name, line, error=reason, text=text, item=item)
             return True
         assert end is not None
         start, self.i = self.i, end
         bad = self.bad_in(start, end)
-        yield RawEvent(self.name, line, error=_bad_byte(bad), text=self.text(start)) if bad else \
-            RawEvent(self.name, line, obj)
+        yield RawEvent(self.name, line, error=_bad_byte(bad), text=self.text(start), item=item) if bad else \
+            RawEvent(self.name, line, obj, item=item)
         return True
 
     def decode(self) -> tuple[str, Any, int | None]:
@@ -458,33 +479,34 @@ def decode(raw: RawEvent, platforms: PlatformMapping = DEFAULT_MAPPING, *,
     """The changes of one raw event, or why it is rejected. An event with nothing fieldgraph reads (another
     entity or aspect) gives no change, or, ``strict_aspects``, a reject."""
     if raw.error is not None:
-        return [], Reject(raw.file, raw.line, raw.error, raw.text)
+        return [], Reject(raw.file, raw.line, raw.error, raw.text, raw.item)
     try:
         changes = decode_event(raw.event, origin=raw.where, platforms=platforms)
     except FieldgraphError as exc:
-        return [], Reject(raw.file, raw.line, str(exc), raw.event)
+        return [], Reject(raw.file, raw.line, str(exc), raw.event, raw.item)
     if not changes and strict_aspects:
-        return [], Reject(raw.file, raw.line, unused_reason(raw.event), raw.event)
+        return [], Reject(raw.file, raw.line, unused_reason(raw.event), raw.event, raw.item)
     return changes, None
 
 
 def refused_rejects(refused: Iterable[tuple[str, str]]) -> list[Reject]:
-    """Rejects for events the graph refused, named by origin (``file:line``), each with its event read again
-    (only those events are kept: the files are read as a stream)."""
-    wanted: dict[str, dict[int, str]] = {}
+    """Rejects for events the graph refused, named by origin (``file:line[#item]``), each with its event read
+    again (only those events are kept: the files are read as a stream)."""
+    wanted: dict[str, dict[tuple[int, int], str]] = {}
     for origin, reason in refused:
-        file, _, line = origin.rpartition(":")
-        wanted.setdefault(file, {})[int(line) if line.isdigit() else 0] = reason
+        file, line, item = place(origin)
+        wanted.setdefault(file, {})[line, item] = reason
     out: list[Reject] = []
-    for file, lines in wanted.items():
-        events: dict[int, Any] = {}
+    for file, places in wanted.items():
+        events: dict[tuple[int, int], Any] = {}
         if Path(file).is_file():
             for raw in read_events(Path(file)):
-                if raw.line in lines:
-                    events[raw.line] = raw.event if raw.error is None else raw.text
-                    if len(events) == len(lines):
+                if (raw.line, raw.item) in places:
+                    events[raw.line, raw.item] = raw.event if raw.error is None else raw.text
+                    if len(events) == len(places):
                         break
-        out.extend(Reject(file, line, reason, events.get(line)) for line, reason in sorted(lines.items()))
+        out.extend(Reject(file, line, reason, events.get((line, item)), item)
+                   for (line, item), reason in sorted(places.items()))
     return out
 
 

@@ -31,7 +31,7 @@ from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.options import parse_time
 from fieldgraph.ingest.sources import decode_event
 
-from .conftest import column, dump, mcp, schema_event
+from .conftest import column, dump, lineage_event, mcp, schema_event, sf
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -415,3 +415,20 @@ def test_avro_files_in_datahubs_own_schema_read_as_their_json_form(tmp_path) -> 
     raws = list(raw_events(str(path), path.read_bytes()))
     assert [r.error for r in raws] == [None, None]
     assert [decode_event(r.event) for r in raws] == [decode_event(json.loads(json.dumps(e.to_obj()))) for e in mces]
+
+
+def test_a_one_line_json_array_keeps_every_event(spark, target, graphs, tmp_path) -> None:
+    """``json.dump(events)``: every event on line 1. Two versions of one dataset there are two events, in order
+    (they were one ordinal, and the backfill kept one of them)."""
+    t = ds("one.t")
+    events = [schema_event(t, ["x", "y"], 10), schema_event(t, ["x", "z"], 20, version=1),
+              lineage_event(t, [(sf(t, "z"), [sf(ds("one.up"), "a")])], 30)]
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(events))
+    uri_b, backfilled = target
+    uri_r, replayed = graphs()
+    report = backfill(spark, uri_b, [path], rejects=str(tmp_path / "rej")).to_json()
+    assert report["rejected"] == 0
+    assert replay(uri_r, [path], tmp_path / "r.jsonl")["rejected"] == 0
+    assert_same(dump(backfilled), dump(replayed))
+    assert {f["fieldPath"]: bool(f["removed"]) for f in backfilled.fields(t)} == {"x": False, "y": True, "z": False}

@@ -221,3 +221,28 @@ def test_ingest_writes_every_good_event_and_rejects_each_bad_one(tmp_path: Path)
     finally:
         runner.invoke(app, ["server", "stop", "--graph", graph])
         shutil.rmtree(data, ignore_errors=True)
+
+
+def test_the_events_of_a_one_line_array_are_events_apart(tmp_path: Path, graph) -> None:
+    """``json.dump(events)`` writes one line: each event still has its own origin (``file:1#2`` ...), so the
+    graph's batches and refusals are cut between events, and a reject names the event's place on the line."""
+    from fieldgraph.ingest.replay import place
+
+    bad = schema_event(ds("db.bad"), ["a\x00b"], 1)
+    events = [ev(1), schema_event(ds("db.t1"), ["x", "z"], 2000, version=1), bad, ev(2)]
+    path = tmp_path / "compact.json"
+    path.write_text(json.dumps(events))
+    raws = list(read_events(path))
+    assert [(r.line, r.item, r.where) for r in raws] == [(1, k, f"{path}:1" + (f"#{k}" if k > 1 else ""))
+                                                          for k in range(1, 5)]
+    assert place(raws[2].where) == (str(path), 1, 3)
+
+    rejects = tmp_path / "rejects.jsonl"
+    res = CliRunner().invoke(app, ["ingest", str(path), "--graph", graph.uri, "--rejects", str(rejects), "--json",
+                                   "--batch", "1"])
+    assert res.exit_code == EXIT_BAD_INPUT, res.output
+    assert json.loads(res.stdout)["rejected"] == 1
+    (rej,) = [json.loads(x) for x in rejects.read_text().splitlines()]
+    assert (rej["line"], rej["item"]) == (1, 3) and "NUL" in rej["error"]
+    assert {f["fieldPath"]: bool(f["removed"]) for f in graph.fields(ds("db.t1"))} == {"x": False, "y": True, "z": False}
+    assert graph.stats()["datasets"] == 2
