@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from fieldgraph.errors import require
+from fieldgraph.errors import FieldgraphError, require
 
 from . import cypher as cy
 from .embedded import EmbeddedServer
@@ -215,8 +215,15 @@ class FalkorStore(GraphStore):
 
         def keep() -> None:
             while not stop.wait(WRITER_TTL_MS / 3000):
-                with suppress(Exception):  # a lost renewal lets the lock expire: the server is gone anyway
-                    renew(keys=[key], args=[token, WRITER_TTL_MS])
+                try:
+                    held = renew(keys=[key], args=[token, WRITER_TTL_MS])
+                except Exception:  # noqa: BLE001 - unreachable: the lock expires, the batch's writes fail anyway
+                    continue
+                if not held:
+                    log.warning("the writer lock of %s expired before its batch ended (the process stalled for "
+                                "%d s?): a batch planned meanwhile by another writer may have raced this one",
+                                self.describe(), WRITER_TTL_MS // 1000)
+                    return
 
         thread = threading.Thread(target=keep, name="fieldgraph-writer-lock", daemon=True)
         thread.start()
@@ -435,6 +442,12 @@ class Neo4jStore(GraphStore):
             with self._errors("writer lock", None):
                 tx = session.begin_transaction()
                 tx.run(cy.statement("lock_writer"), {"name": "fieldgraph"}).consume()
+        except GraphUnavailable:
+            session.close()
+            raise
+        except FieldgraphError as exc:  # e.g. a server-side transaction timeout while waiting: not the batch's fault
+            session.close()
+            raise GraphUnavailable(f"{self.describe()}: cannot take the writer lock: {exc}") from None
         except BaseException:
             session.close()
             raise
@@ -442,9 +455,13 @@ class Neo4jStore(GraphStore):
 
     def _unlock_writer(self) -> None:
         session, tx = self._writer_local.held
-        with suppress(self._neo4j.exceptions.Neo4jError, self._neo4j.exceptions.DriverError):
+        try:
             tx.rollback()
-        session.close()
+        except (self._neo4j.exceptions.Neo4jError, self._neo4j.exceptions.DriverError) as exc:
+            log.warning("the writer lock of %s ended before its batch did (%s): a batch planned meanwhile by another "
+                        "writer may have raced this one", self.describe(), exc)
+        finally:
+            session.close()
 
     def ensure_schema(self) -> None:
         for stmt in cy.statements("schema_neo4j"):  # CREATE ... IF NOT EXISTS: idempotent

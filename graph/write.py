@@ -45,6 +45,7 @@ from fieldgraph.changes import (
     QueryChange,
     SchemaChange,
     SqlChange,
+    references,
 )
 from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
 
@@ -170,8 +171,9 @@ class Writer:
         whole batch rewrites what was written, which changes nothing."""
         refused: list[tuple[int, FieldgraphError]] = []
         total = Plan()
-        for first, run in one_version_each(events):
-            _merge(total, self._write_halving(run, first, refused))
+        with self._sole_writer():  # once for the runs and halves, not once each
+            for first, run in one_version_each(events):
+                _merge(total, self._write_halving(run, first, refused))
         return total, refused
 
     def _write_halving(self, events: Sequence[Sequence[Change]], first: int,
@@ -330,18 +332,20 @@ def check_values(changes: Sequence[Change]) -> None:
 
 
 def _long_keys(c: Change) -> Iterator[str]:
-    """The node keys of a change (its URNs, its fields' URNs, job and run names) over :data:`MAX_KEY_BYTES`."""
-    keys: list[str | None] = [c.dataset]
+    """The node keys of a change over :data:`MAX_KEY_BYTES`: its dataset (or query) URN, its fields' URNs, what
+    it references (upstream fields and datasets, read and dropped fields), the queries it names, job and run."""
+    keys: list[str | None] = [c.dataset, *references(c)]
     if isinstance(c, SchemaChange):
         keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
     elif isinstance(c, (LineageChange, JobLineageChange)):
-        keys += c.fields
-        keys += (ref for e in (*c.edges, *(c.dataset_edges if isinstance(c, LineageChange) else ()))
-                 for ref in (e.downstream, e.upstream))
-        if isinstance(c, JobLineageChange):
-            keys += (c.job, c.run, *c.reads)
+        keys += (*c.fields, *(e.downstream for e in c.edges))
+        if isinstance(c, LineageChange):
+            keys += (e.downstream for e in c.dataset_edges)
+            keys += (q for q, _ in c.queries)
+        else:
+            keys += (c.job, c.run)
     elif isinstance(c, SqlChange):
-        keys += (c.job, c.run, *(urn for _, urn in c.tables))
+        keys += (c.job, c.run)
     return (k for k in keys if k is not None and len(k) * 4 > MAX_KEY_BYTES and len(k.encode()) > MAX_KEY_BYTES)
 
 
@@ -376,6 +380,8 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
             texts += (path, *terms)
     elif isinstance(c, (LineageChange, JobLineageChange)):
         texts += c.fields
+        if isinstance(c, LineageChange):
+            texts += (x for q, ups in c.queries for x in (q, *ups))
         if isinstance(c, JobLineageChange):
             texts += (c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
             if c.operations is not None:

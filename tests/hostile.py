@@ -82,6 +82,9 @@ def corpus() -> list[Line]:
         Line("a dataset name of 5,000 characters", _bytes(_schema("hostile." + "x" * 5000)), "longer than the 4000 bytes"),
         Line("a field path of 100,000 characters", _bytes(_schema("hostile.b9", fields=[_col("p" * 100_000)])),
              "longer than the 4000 bytes"),
+        Line("a query URN of 5,000 characters", _bytes(mcp(ds("hostile.b11"), "upstreamLineage", {"upstreams": [
+            {"dataset": ds("hostile.good0"), "type": "TRANSFORMED", "auditStamp": {"time": 1, "actor": "urn:li:corpuser:x"},
+             "query": "urn:li:query:" + "q" * 5000}]}, 1)), "longer than the 4000 bytes"),
         Line("NaN confidence", _lineage_with("NaN"), "not a finite number"),
         Line("infinite confidence", _lineage_with("Infinity"), "not a finite number"),
         Line("JSON nested 10,000 deep", _deep(10_000), "nested"),

@@ -27,6 +27,9 @@ PY = [sys.executable, "-m", "fieldgraph.ingest.cli"]
     ('{"basic.auth.user.info": "key:secret"}', '{"basic.auth.user.info": "***"}'),
     ("FIELDGRAPH_TOKEN=abcdefghijklmnop", "FIELDGRAPH_TOKEN=***"),
     ("bolt://neo4j@host:7687 and embedded:/tmp/x", "bolt://neo4j@host:7687 and embedded:/tmp/x"),  # no secret
+    ("{'sasl.password': 'two words, a comma'}", "{'sasl.password': '***'}"),  # quoted: to the closing quote
+    ("field password_hash: removed; tokens.jsonl:12; topic secret:orders", "field password_hash: removed; "
+     "tokens.jsonl:12; topic secret:orders"),  # words that only contain a secret word are left alone
 ])
 def test_redact_masks_passwords_and_secret_settings(text: str, masked: str) -> None:
     assert redact(text) == masked
@@ -57,3 +60,17 @@ def test_the_worker_logs_no_credentials(broker, neo4j_server, tmp_path) -> None:
     logged = res.stderr + res.stdout
     assert "worker" in logged and "***" in logged  # the start-up line names the graph, masked
     assert password not in logged and "RegistrySecret9" not in logged, json.dumps(logged[-3000:])
+
+
+def test_json_log_lines_are_masked_too(capsys) -> None:
+    import logging
+
+    from fieldgraph.ingest.cli.logs import setup_logging
+
+    setup_logging("info", "json")
+    try:
+        logging.getLogger("fieldgraph.test").info("settings %s", json.dumps({"sasl.password": "hunter2"}))
+    finally:
+        setup_logging("info", "text")
+    line = json.loads(capsys.readouterr().err.strip().splitlines()[-1])
+    assert "hunter2" not in line["message"] and "***" in line["message"]

@@ -44,11 +44,11 @@ class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
-            "level": record.levelname, "logger": record.name, "message": record.getMessage(),
+            "level": record.levelname, "logger": record.name, "message": redact(record.getMessage()),
         }
         if record.exc_info:
-            line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, default=str)
+            line["exception"] = redact(self.formatException(record.exc_info))
+        return json.dumps(line, default=str)  # masked before encoding: JSON escapes the quotes redact looks for
 
 
 def setup_logging(level: str = "info", fmt: str = "text") -> None:
