@@ -255,6 +255,10 @@ class FalkorStore(GraphStore):
             return super().read_state(urns)
 
     def ensure_schema(self) -> None:
+        with self.sole_writer():  # two processes opening a new graph at once: one creates, the other finds
+            self._ensure_schema()
+
+    def _ensure_schema(self) -> None:
         existing = {(i.get("label"), (p,)) for i in self._indices() for p in i.get("properties") or []}
         for stmt in cy.statements("schema_falkordb"):
             # CREATE INDEX FOR (x:Label) ON (x.prop)
