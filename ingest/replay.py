@@ -40,8 +40,10 @@ SUFFIXES = (".json", ".jsonl", ".ndjson")
 
 #: the largest event read (a JSON Lines line in bytes, an event of a JSON document in characters)
 MAX_EVENT_BYTES = 64 * 2**20
-#: the deepest nesting of an event's JSON (Python's JSON parser itself stops near the recursion limit, 1000)
-MAX_DEPTH = 512
+#: the deepest nesting of an event's JSON. Python's JSON parser itself stops near the recursion limit (1000
+#: frames, the caller's included): well below it, so that a document's fate never depends on how deep the
+#: caller's stack is (a test runner, a Spark executor)
+MAX_DEPTH = 256
 #: how much of a JSON document is read at a time
 CHUNK_BYTES = 2**20
 #: how much of a bad event's text goes to the rejects file
