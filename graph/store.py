@@ -209,7 +209,7 @@ class FalkorStore(GraphStore):
             if time.monotonic() - last_report >= WRITER_WAIT_REPORT_S:
                 last_report = time.monotonic()
                 log.info("waiting for another writer of %s (%.0f s)", self.describe(), last_report - waited)
-            time.sleep(0.02)
+            time.sleep(0.002)  # a holder writing batch after batch releases it between them for a moment only
         stop = threading.Event()
         renew = conn.register_script(_RENEW)
 
@@ -255,17 +255,17 @@ class FalkorStore(GraphStore):
             return super().read_state(urns)
 
     def ensure_schema(self) -> None:
-        with self.sole_writer():  # two processes opening a new graph at once: one creates, the other finds
-            self._ensure_schema()
-
-    def _ensure_schema(self) -> None:
         existing = {(i.get("label"), (p,)) for i in self._indices() for p in i.get("properties") or []}
         for stmt in cy.statements("schema_falkordb"):
             # CREATE INDEX FOR (x:Label) ON (x.prop)
             label = stmt.split(":", 1)[1].split(")", 1)[0]
             prop = stmt.rsplit(".", 1)[1].rstrip(")")
             if (label, (prop,)) not in existing:
-                self.run(stmt, write=True)
+                try:
+                    self.run(stmt, write=True)
+                except GraphRefused as exc:  # another process opening the new graph created it meanwhile
+                    if "already indexed" not in str(exc):
+                        raise
         have = self._constraints()
         created = False
         for label in ("Dataset", "DatasetField", "Query"):
