@@ -23,6 +23,8 @@ from fieldgraph.graph import EmbeddedServer, embedded, keeper
 from fieldgraph.graph.errors import AOFDamaged
 from fieldgraph.ingest.cli import app
 
+from .kafka_fixtures import wait_for
+
 pytestmark = pytest.mark.integration
 
 FIELDGRAPH = str(Path(sys.executable).with_name("fieldgraph"))
@@ -35,13 +37,6 @@ def data() -> Iterator[Path]:
     yield Path(tmp) / "d"
     EmbeddedServer(Path(tmp) / "d").stop(force=True)
     shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _wait_for(cond, what: str, limit: float = 15.0) -> None:
-    deadline = time.monotonic() + limit
-    while not cond():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.05)
 
 
 def _gone(server: EmbeddedServer) -> bool:
@@ -118,10 +113,11 @@ def test_sigkill_of_every_client_stops_the_server_cleanly(data: Path) -> None:
         proc.kill()
         proc.wait()
     t0 = time.monotonic()
-    _wait_for(lambda: _gone(server), "the keeper to stop the server")
+    wait_for(lambda: _gone(server), 15, "the keeper to stop the server", every=0.05)
     assert time.monotonic() - t0 < keeper.POLL + keeper.GRACE + 10  # the keeper acts within its poll and grace
     assert not server.socket.exists()  # a clean shutdown removes it
-    _wait_for(lambda: (data / keeper.RECORD).exists(), "the keeper's clean-stop record")  # written once it is gone
+    # written once it is gone
+    wait_for(lambda: (data / keeper.RECORD).exists(), 15, "the keeper's clean-stop record", every=0.05)
     assert "ready to exit" in (data / "server.log").read_text()
 
 
@@ -129,7 +125,7 @@ def test_killing_the_keeper_shuts_the_server_down(data: Path) -> None:
     server = EmbeddedServer(data).start()
     assert server.process is not None
     server.process.keeper.kill()  # the server gets SIGTERM (PR_SET_PDEATHSIG): a clean shutdown
-    _wait_for(lambda: _gone(server), "the server to follow its keeper")
+    wait_for(lambda: _gone(server), 15, "the server to follow its keeper", every=0.05)
     assert not server.socket.exists()
     server.stop()
 
@@ -140,7 +136,7 @@ def test_sigterm_of_a_command_runs_its_clean_up(data: Path) -> None:
     proc = subprocess.Popen([FIELDGRAPH, "query", slow, "--graph", f"embedded:{data}"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     server = EmbeddedServer(data)
-    _wait_for(lambda: server.running(), "the command to start the server", 30)
+    wait_for(lambda: server.running(), 30, "the command to start the server", every=0.05)
     time.sleep(0.3)
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)

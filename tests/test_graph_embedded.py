@@ -8,7 +8,6 @@ import re
 import signal
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, embedded, open_store
 
 from .conftest import ds, dump, ingest, lineage_event, schema_event, sf
+from .kafka_fixtures import wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -85,16 +85,9 @@ def _info(server: EmbeddedServer) -> dict:
         c.close()
 
 
-def _wait_for(cond, what: str, limit: float = 60.0) -> None:
-    deadline = time.monotonic() + limit
-    while not cond():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.02)
-
-
 def _kill(server: EmbeddedServer) -> None:
     """SIGKILL, once the AOF buffer is written out (a killed process loses nothing the kernel has)."""
-    _wait_for(lambda: _info(server)["aof_buffer_length"] == 0, "the AOF buffer to be written")
+    wait_for(lambda: _info(server)["aof_buffer_length"] == 0, 60, "the AOF buffer to be written", every=0.02)
     assert server.process is not None
     os.kill(server.process.pid, signal.SIGKILL)
     server.process.wait()
@@ -166,7 +159,7 @@ def test_a_cypher_aof_of_an_older_fieldgraph_opens_and_is_rewritten(monkeypatch:
 
         server = EmbeddedServer(data).start()  # replays the Cypher once, then rewrites it into a snapshot
         try:
-            _wait_for(lambda: not _info(server)["aof_rewrite_in_progress"], "the AOF rewrite")
+            wait_for(lambda: not _info(server)["aof_rewrite_in_progress"], 60, "the AOF rewrite", every=0.02)
             assert _info(server)["aof_last_bgrewrite_status"] == "ok"
             base, _ = _aof(data)
             assert base.read_bytes().startswith(b"REDIS") and b"UNWIND" not in _tail_bytes(data)
@@ -204,13 +197,13 @@ def test_a_tail_that_fails_on_replay_is_rewritten_once() -> None:
             c.execute_command("GRAPH.QUERY", "fieldgraph", "CREATE INDEX FOR (d:Dataset) ON (d.urn)")
             c.execute_command("GRAPH.CONSTRAINT", "CREATE", "fieldgraph", "UNIQUE", "NODE", "Dataset",
                               "PROPERTIES", "1", "urn")
-            _wait_for(lambda: b"GRAPH.CONSTRAINT" in _tail_bytes(data), "the constraint in the AOF")
+            wait_for(lambda: b"GRAPH.CONSTRAINT" in _tail_bytes(data), 60, "the constraint in the AOF", every=0.02)
         finally:
             server.stop()
         server = EmbeddedServer(data).start()  # replays it (it fails: "already exists"), then rewrites
         try:
-            _wait_for(lambda: not _info(server)["aof_rewrite_in_progress"] and _info(server)["aof_rewrites"] > 0,
-                      "the AOF rewrite")
+            wait_for(lambda: not _info(server)["aof_rewrite_in_progress"] and _info(server)["aof_rewrites"] > 0,
+                     60, "the AOF rewrite", every=0.02)
         finally:
             server.stop()
         assert b"GRAPH.CONSTRAINT" not in _tail_bytes(data)
@@ -244,8 +237,8 @@ def test_start_waits_for_a_loading_server_and_a_second_opener_joins_it(monkeypat
         thread = threading.Thread(target=start_first)
         thread.start()
         try:
-            _wait_for(lambda: first.process is not None and first.socket.exists() or not thread.is_alive(),
-                      "the first server's socket")
+            wait_for(lambda: first.process is not None and first.socket.exists() or not thread.is_alive(),
+                     60, "the first server's socket", every=0.02)
             assert second._probe()[0] in ("loading", "busy")  # it is still loading
             second.start(timeout=0.5)  # waits for it: neither a second server, nor giving up on this one
             assert not second.started_here
