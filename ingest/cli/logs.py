@@ -22,14 +22,10 @@ FORMATS = ("text", "json")
 
 
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
-    """A handler that writes to whatever ``sys.stderr`` is when a line is logged (tests swap it), with every
-    credential masked (:func:`fieldgraph.ingest.secrets.redact`)."""
+    """A handler that writes to whatever ``sys.stderr`` is when a line is logged (tests swap it)."""
 
     def __init__(self) -> None:
         super().__init__()
-
-    def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
 
     @property
     def stream(self) -> Any:
@@ -40,7 +36,19 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+class TextFormatter(logging.Formatter):
+    """``time LEVEL logger: message``, every credential masked (:func:`fieldgraph.ingest.secrets.redact`)."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 class JsonFormatter(logging.Formatter):
+    """One JSON object per line, every credential masked."""
+
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
@@ -57,8 +65,7 @@ def setup_logging(level: str = "info", fmt: str = "text") -> None:
     for h in [h for h in root.handlers if isinstance(h, _Stderr)]:
         root.removeHandler(h)
     handler = _Stderr()
-    handler.setFormatter(JsonFormatter() if fmt == "json" else
-                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root.addHandler(handler)
     chosen = getattr(logging, level.upper())
     root.setLevel(chosen if chosen == logging.DEBUG else max(chosen, logging.WARNING))
