@@ -3,7 +3,6 @@ and the one way a command opens the graph."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 import typer
 
 from fieldgraph.errors import ConfigError, InputError
+from fieldgraph.ingest.times import iso_ms
 
 if TYPE_CHECKING:
     from fieldgraph.graph import LineageGraph
@@ -105,14 +105,11 @@ def parse_time(text: str | None, option: str = "--since") -> int | None:
     t = text.strip()
     if t.lstrip("-").isdigit():
         return int(t)
-    try:
-        when = dt.datetime.fromisoformat(t.replace("Z", "+00:00"))
-    except ValueError:
+    ms = iso_ms(t)
+    if ms is None:
         raise InputError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
-                         "such as 2024-05-01 or 2024-05-01T12:00:00Z") from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+                         "such as 2024-05-01 or 2024-05-01T12:00:00Z")
+    return ms
 
 
 @overload

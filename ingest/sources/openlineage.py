@@ -38,11 +38,10 @@ from urllib.parse import urlsplit
 
 from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange, SqlChange
 from fieldgraph.errors import ConfigError, EventError
+from fieldgraph.ingest.times import epoch_ms
 from fieldgraph.normalizers import SchemaField
 from fieldgraph.normalizers.urns import DatasetUrn, make_dataset_urn, make_field_urn
 from fieldgraph.sqllineage import SqlError, dialect_of, match_tables, parse_statements
-
-from .times import epoch_ms
 
 SOURCE_FORMAT = "openlineage"
 log = logging.getLogger("fieldgraph.sources")

@@ -22,10 +22,9 @@ from typing import Any
 
 from fieldgraph.changes import Change, SqlChange
 from fieldgraph.errors import EventError
+from fieldgraph.ingest.times import epoch_ms
 from fieldgraph.normalizers.urns import make_dataset_urn
 from fieldgraph.sqllineage import SqlError, Statement, derive, parse_statements
-
-from .times import epoch_ms
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ

@@ -14,11 +14,16 @@ def epoch_ms(value: Any, where: str) -> int:
     in milliseconds; else :class:`EventError` at ``where``."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return int(value)
-    if isinstance(value, str) and value:
-        try:
-            t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
-    raise EventError(f"{value!r} is not a time: it must be milliseconds or an ISO 8601 time", where=where)
+    ms = iso_ms(value) if isinstance(value, str) and value else None
+    if ms is None:
+        raise EventError(f"{value!r} is not a time: it must be milliseconds or an ISO 8601 time", where=where)
+    return ms
+
+
+def iso_ms(text: str) -> int | None:
+    """An ISO 8601 date or time in milliseconds since the epoch (UTC unless it says); None when it is not one."""
+    try:
+        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
