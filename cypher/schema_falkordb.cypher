@@ -6,3 +6,4 @@ CREATE INDEX FOR (f:DatasetField) ON (f.placeholder);
 CREATE INDEX FOR (r:JobRun) ON (r.run);
 CREATE INDEX FOR (o:FieldOperations) ON (o.checksum);
 CREATE INDEX FOR (q:Query) ON (q.urn);
+CREATE INDEX FOR (j:DataJob) ON (j.urn);

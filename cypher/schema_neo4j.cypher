@@ -7,3 +7,4 @@ CREATE CONSTRAINT field_operations_checksum IF NOT EXISTS FOR (o:FieldOperations
 CREATE CONSTRAINT job_run_key IF NOT EXISTS FOR (r:JobRun) REQUIRE (r.run, r.job) IS UNIQUE;
 CREATE CONSTRAINT query_urn IF NOT EXISTS FOR (q:Query) REQUIRE q.urn IS UNIQUE;
 CREATE CONSTRAINT writer_lock_name IF NOT EXISTS FOR (w:WriterLock) REQUIRE w.name IS UNIQUE;
+CREATE CONSTRAINT data_job_urn IF NOT EXISTS FOR (j:DataJob) REQUIRE j.urn IS UNIQUE;

@@ -13,6 +13,10 @@ the graph (``fieldgraph.graph``) plans and writes them. Nothing below the source
   schemas it holds (:mod:`fieldgraph.sqllineage`) and writes it as a :class:`JobLineageChange`;
 - :class:`QueryChange`: a DataHub query entity's statement, joined in the graph to the lineage aspects
   that name the query without field lineage;
+- :class:`EditableSchemaChange`: the tags and glossary terms set on a dataset's fields in DataHub's UI or API
+  (DataHub ``editableSchemaMetadata``); the newest replaces the rest;
+- :class:`DataJobChange`: a DataHub data job's whole column lineage (``dataJobInputOutput``), into every dataset
+  it writes; the newest replaces the job's edges wherever they are;
 - :class:`AspectDelete` and :class:`DatasetDelete`.
 
 Every change carries ``dataset`` (a canonical dataset URN), ``ts`` (ms; orders changes of one aspect)
@@ -37,11 +41,15 @@ QUERY_PROPERTIES: Literal["queryProperties"] = "queryProperties"
 UPSTREAM_LINEAGE: Literal["upstreamLineage"] = "upstreamLineage"
 DATASET_UPSTREAM_LINEAGE: Literal["datasetUpstreamLineage"] = "datasetUpstreamLineage"
 JOB_LINEAGE: Literal["jobLineage"] = "jobLineage"
+EDITABLE_SCHEMA_METADATA: Literal["editableSchemaMetadata"] = "editableSchemaMetadata"
+DATA_JOB_INPUT_OUTPUT: Literal["dataJobInputOutput"] = "dataJobInputOutput"
 
 LineageAspect: TypeAlias = Literal["upstreamLineage", "datasetUpstreamLineage"]
-AspectName: TypeAlias = Literal["schemaMetadata", "upstreamLineage", "datasetUpstreamLineage", "jobLineage"]
+AspectName: TypeAlias = Literal["schemaMetadata", "upstreamLineage", "datasetUpstreamLineage", "jobLineage",
+                                "editableSchemaMetadata"]
 LINEAGE_ASPECTS: tuple[LineageAspect, ...] = (UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE)
-ASPECTS: tuple[AspectName, ...] = (SCHEMA_METADATA, *LINEAGE_ASPECTS, JOB_LINEAGE)
+#: a dataset's aspects (what deleting the dataset deletes)
+ASPECTS: tuple[AspectName, ...] = (SCHEMA_METADATA, *LINEAGE_ASPECTS, JOB_LINEAGE, EDITABLE_SCHEMA_METADATA)
 
 DIRECT: Literal["DIRECT"] = "DIRECT"
 INDIRECT: Literal["INDIRECT"] = "INDIRECT"
@@ -250,6 +258,39 @@ class QueryChange:
     aspect: ClassVar[str] = QUERY_PROPERTIES
 
 
+@dataclass(frozen=True, slots=True)
+class EditableSchemaChange:
+    """The tags and glossary terms set on a dataset's fields in DataHub's UI or API (``editableSchemaMetadata``):
+    ``labels`` is (field path, labels) per field, the path as DataHub keeps it (v1 dotted or v2), the labels as
+    a field's own are named (a tag by its name, a term by its URN ``urn:li:glossaryTerm:X``). The newest
+    (``ts``) replaces the rest; a field's own labels are its schema's plus these, as in DataHub."""
+
+    dataset: str
+    labels: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    ts: int = 0
+    origin: str = ""
+    aspect: ClassVar[AspectName] = EDITABLE_SCHEMA_METADATA
+
+
+@dataclass(frozen=True, slots=True)
+class DataJobChange:
+    """A DataHub data job's whole column lineage (``dataJobInputOutput``): its edges into the fields of the
+    datasets it writes (``outputs``), with the same properties as a dataset's ``upstreamLineage`` edges. The
+    newest (``ts``) replaces the job's edges wherever they are: those it no longer lists stop holding, also in
+    datasets it no longer writes; an empty one (the aspect deleted) ends them all. ``dataset`` is the job's URN
+    (``urn:li:dataJob:...``): it keys the change as a dataset URN keys the others, and every edge keeps it
+    (``program``). ``fields``: output fields the job declares (with no upstream too)."""
+
+    dataset: str
+    edges: tuple[FieldEdge, ...] = ()
+    dataset_edges: tuple[FieldEdge, ...] = ()
+    fields: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    ts: int = 0
+    origin: str = ""
+    aspect: ClassVar[str] = DATA_JOB_INPUT_OUTPUT
+
+
 #: the stamp of a delete that has none of its own (DataHub's ``MetadataChangeProposalWrapper`` sends DELETEs
 #: without ``systemMetadata``): it is applied in arrival order, as newer than what the store holds when it
 #: arrives and than the changes of its aspect that came before it (the planner gives it that stamp)
@@ -279,8 +320,10 @@ class DatasetDelete:
         return tuple(AspectDelete(self.dataset, a, self.ts, self.origin) for a in ASPECTS)
 
 
-Change: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange | AspectDelete
-                     | DatasetDelete)
+#: a change of one aspect (every change but a whole-dataset delete)
+AspectChange: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange
+                           | EditableSchemaChange | DataJobChange | AspectDelete)
+Change: TypeAlias = AspectChange | DatasetDelete
 
 
 def references(change: Change) -> list[str]:
@@ -289,6 +332,10 @@ def references(change: Change) -> list[str]:
         case LineageChange(edges=edges, dataset_edges=dataset_edges, queries=queries):
             return [e.upstream for e in edges] + [e.upstream for e in dataset_edges] + \
                 [u for _, ups in queries for u in ups]
+        case DataJobChange(edges=edges, dataset_edges=dataset_edges, fields=fields, outputs=outputs):
+            # the job's URN is not a dataset: its downstream fields and outputs are what it touches
+            return [e.upstream for e in edges] + [e.upstream for e in dataset_edges] + \
+                [e.downstream for e in (*edges, *dataset_edges)] + list(fields) + list(outputs)
         case JobLineageChange(edges=edges, reads=reads, dropped=dropped):
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
         case SqlChange(tables=tables):
@@ -298,8 +345,10 @@ def references(change: Change) -> list[str]:
 
 
 __all__ = [
-    "ASPECTS", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE", "DIRECT", "DatasetDelete",
-    "EdgeKind", "EdgeProps", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange", "LINEAGE_ASPECTS",
-    "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations", "SCHEMA_METADATA",
-    "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata", "operation_subtype", "references",
+    "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE",
+    "DATA_JOB_INPUT_OUTPUT", "DIRECT", "DataJobChange", "DatasetDelete", "EDITABLE_SCHEMA_METADATA", "EdgeKind",
+    "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
+    "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations",
+    "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata",
+    "operation_subtype", "references",
 ]

@@ -33,6 +33,7 @@ Rules (see the graph model in ``cypher/``):
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -48,7 +49,9 @@ from fieldgraph.changes import (
     AspectDelete,
     AspectName,
     Change,
+    DataJobChange,
     DatasetDelete,
+    EditableSchemaChange,
     JobLineageChange,
     LineageAspect,
     LineageChange,
@@ -187,6 +190,21 @@ class DatasetQueries:
                                                        for q, text, ts, ups in (x for x in r["queries"] or [] if x)))
 
 
+@dataclass(frozen=True, slots=True)
+class StoredJob:
+    """A DataHub data job the graph holds (``dataJobInputOutput``): the stamp of its version and the datasets
+    its edges go into."""
+
+    urn: str
+    ts: int = -1
+    outputs: tuple[str, ...] = ()
+
+    @classmethod
+    def from_row(cls, r: Mapping[str, Any]) -> StoredJob:
+        """From a row of ``read_data_jobs.cypher``."""
+        return cls(r["urn"], _int(r["ts"]), tuple(r["outputs"] or ()))
+
+
 def newest_queries(changes: Iterable[Change]) -> dict[str, QueryChange]:
     """The newest statement of each query a batch brings (the later one of equal stamps)."""
     out: dict[str, QueryChange] = {}
@@ -230,7 +248,7 @@ class HistoryRequest:
 
 #: the write statements, in the order a plan runs them (names of files in ``cypher/``)
 STEP_ORDER = (
-    "upsert_datasets",
+    "upsert_datasets", "set_editable_labels",
     # fields: archive the state a field leaves (appending), or rewrite its timeline (replaying)
     "archive_field_states", "clear_field_states", "upsert_fields", "set_field_props", "set_listed_from",
     "create_field_states",
@@ -241,6 +259,8 @@ STEP_ORDER = (
     "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
     # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
     "upsert_queries", "unlink_lineage_queries", "link_lineage_queries",
+    # DataHub data jobs: the version each holds, and the datasets its edges go into
+    "upsert_data_jobs",
     # job runs (CDAP): each run, its operations stored once per checksum, the datasets it read and wrote
     "clear_job_runs", "merge_job_runs", "link_run_sources", "link_run_destinations",
     "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
@@ -275,7 +295,8 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
     for c in changes:
         if isinstance(c, QueryChange):
             continue
-        urns[c.dataset] = None
+        if not isinstance(c, DataJobChange):  # a job's URN is not a dataset's: its references are
+            urns[c.dataset] = None
         for ref in references(c):
             urns[_dataset_of(ref)] = None
     return list(urns)
@@ -402,6 +423,8 @@ class _Groups:
     lineage: dict[tuple[str, LineageAspect], list[LineageChange | AspectDelete]] = field(default_factory=dict)
     jobs: dict[str, list[JobLineageChange | AspectDelete]] = field(default_factory=dict)
     queries: list[QueryChange] = field(default_factory=list)
+    editable: dict[str, list[EditableSchemaChange | AspectDelete]] = field(default_factory=dict)
+    data_jobs: list[DataJobChange] = field(default_factory=list)
 
     @classmethod
     def of(cls, changes: Sequence[Change], state: Mapping[str, DatasetState]) -> _Groups:
@@ -420,6 +443,10 @@ class _Groups:
                         g.lineage.setdefault((x.dataset, aspect), []).append(x)
                     case QueryChange():
                         g.queries.append(x)
+                    case EditableSchemaChange() | AspectDelete(aspect="editableSchemaMetadata"):
+                        g.editable.setdefault(x.dataset, []).append(x)
+                    case DataJobChange():
+                        g.data_jobs.append(x)
         empty = DatasetState("")
         for urn, schemas in g.schemas.items():
             st = state.get(urn, empty)
@@ -477,9 +504,11 @@ def history_needed(changes: Sequence[Change], state: Mapping[str, DatasetState])
 
 
 def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
-                 history: History | None = None, queries: Mapping[str, StoredQuery] | None = None) -> Plan:
+                 history: History | None = None, queries: Mapping[str, StoredQuery] | None = None,
+                 data_jobs: Mapping[str, StoredJob] | None = None) -> Plan:
     """The graph writes for ``changes`` given the ``state`` of the datasets they touch, the ``history``
-    :func:`history_needed` asks for (``None``: none needed) and the stored ``queries`` the batch names. Pure."""
+    :func:`history_needed` asks for (``None``: none needed), the stored ``queries`` the batch names and the
+    stored ``data_jobs`` it changes. Pure."""
     if history is None:
         if history_needed(changes, state):
             raise ValueError("these changes need the stored history of what they change (history_needed)")
@@ -494,6 +523,9 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
     for urn, jobs in groups.jobs.items():
         planner.job_lineage(urn, jobs)
     planner.queries(groups.queries, queries or {})
+    for urn, edits in groups.editable.items():
+        planner.editable(urn, edits)
+    planner.data_jobs(groups.data_jobs, data_jobs or {})
     return planner.finish()
 
 
@@ -797,13 +829,66 @@ class _Planner:
         self.rows["close_query_lineage"].extend(rows)
         self.rows["drop_query_lineage"].extend(rows)
 
+    # ---- DataHub: tags and terms set on fields, data jobs ----
+
+    def editable(self, urn: str, group: list[EditableSchemaChange | AspectDelete]) -> None:
+        """The newest of the batch's ``editableSchemaMetadata`` versions of a dataset (the later of equal stamps;
+        an unstamped delete is newer than what came before it), written unless the graph holds a newer one
+        (``set_editable_labels.cypher`` compares). Kept on the dataset, as DataHub keeps it: the labels of each
+        field path, matched to the fields when they are read, whichever arrives first."""
+        self.dataset_row(urn)
+        newest: tuple[int, EditableSchemaChange | AspectDelete, bool] | None = None
+        for c in group:
+            unstamped = c.ts == UNSTAMPED
+            ts = max(newest[0], 0) if unstamped and newest else max(c.ts, 0)
+            if newest is None or unstamped or ts >= newest[0]:
+                newest = (ts, c, unstamped)
+        assert newest is not None
+        ts, c, unstamped = newest
+        labels = [[path, list(ls)] for path, ls in c.labels] if isinstance(c, EditableSchemaChange) else []
+        self.rows["set_editable_labels"].append({"urn": urn, "ts": ts, "unstamped": unstamped,
+                                                 "labels": json.dumps(labels) if labels else None})
+        self.counts["editable"] += 1
+        self.counts["superseded"] += len(group) - 1
+
+    def data_jobs(self, changes: Sequence[DataJobChange], stored: Mapping[str, StoredJob]) -> None:
+        """Each job's newest ``dataJobInputOutput`` (the later of equal stamps), unless the graph holds a newer
+        one: the job's edges it does not repeat stop holding at its time, wherever they are (the datasets the
+        stored version wrote and this one writes), and its edges hold from then (those it repeats keep their
+        ``validFrom``). An older version arriving late changes nothing; an unstamped delete is newer than what
+        came before it, stored or in the batch."""
+        newest: dict[str, DataJobChange] = {}
+        for c in changes:
+            prev = newest.get(c.dataset)
+            if c.ts == UNSTAMPED:
+                held = stored.get(c.dataset)
+                c = replace(c, ts=max(prev.ts if prev else 0, held.ts if held else 0))
+            if prev is None or c.ts >= prev.ts:
+                newest[c.dataset] = c
+        self.counts["superseded"] += len(changes) - len(newest)
+        for job, c in newest.items():
+            held = stored.get(job)
+            if held is not None and held.ts > c.ts:
+                self.counts["superseded"] += 1
+                continue
+            self.counts["lineages"] += 1
+            facts = self._facts(c, source=job)
+            outputs = sorted({*c.outputs, *(parse_field_ref(f.down)[0] for f in facts)})
+            keep = sorted([*f.key] for f in facts)
+            for ds in sorted({*outputs, *(held.outputs if held else ())}):
+                self.rows["close_lineage"].append({"datasetUrn": ds, "source": job, "at": c.ts, "keep": keep})
+            for f in facts:
+                self._merge_edge(f, c.ts, c.ts)
+            self.rows["upsert_data_jobs"].append({"urn": job, "ts": c.ts, "outputs": outputs})
+
     def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
         self._add_times(urn, aspect, times)
         row = self.dataset_row(urn)
         row[LINEAGE_TS_PROP[aspect]] = row[TIMES_PROP[aspect]][-1]
 
-    def _facts(self, change: LineageChange) -> list[Fact]:
-        """The edges of a lineage version, references resolved (downstream fields it names get placeholders)."""
+    def _facts(self, change: LineageChange | DataJobChange, source: str | None = None) -> list[Fact]:
+        """The edges of a lineage version, references resolved (downstream fields it names get placeholders);
+        ``source`` (default: the aspect) keys them among the edges of their downstream dataset."""
         for ref in change.fields:
             self.resolve(ref)
         facts: dict[tuple[str, str, bool], Fact] = {}
@@ -812,8 +897,8 @@ class _Planner:
             for e in edges:
                 down = self.resolve(e.downstream)
                 up = target(e.upstream)
-                facts[(down, up, to_dataset)] = Fact(down, up, {**e.props.to_props(), "source": change.aspect},
-                                                     to_dataset)
+                facts[(down, up, to_dataset)] = Fact(down, up, {**e.props.to_props(),
+                                                                "source": source or change.aspect}, to_dataset)
         return list(facts.values())
 
     def _merge_edge(self, f: Fact, valid_from: int, last_seen: int) -> None:

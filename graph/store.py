@@ -268,7 +268,7 @@ class FalkorStore(GraphStore):
                         raise
         have = self._constraints()
         created = False
-        for label in ("Dataset", "DatasetField", "Query"):
+        for label in ("Dataset", "DatasetField", "Query", "DataJob"):
             if (label, ("urn",)) not in have:
                 created = True
                 try:

@@ -39,7 +39,9 @@ from fieldgraph.changes import (
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
+    DataJobChange,
     DatasetDelete,
+    EditableSchemaChange,
     JobLineageChange,
     LineageChange,
     QueryChange,
@@ -57,6 +59,7 @@ from .plan import (
     History,
     HistoryRequest,
     Plan,
+    StoredJob,
     StoredQuery,
     datasets_to_read,
     field_urn,
@@ -115,6 +118,14 @@ class Writer:
                 out[r["urn"]] = StoredQuery.from_row(r)
         return out
 
+    def read_data_jobs(self, urns: Sequence[str]) -> dict[str, StoredJob]:
+        """The stored DataHub data jobs among ``urns``."""
+        out: dict[str, StoredJob] = {}
+        for batch in chunks(urns, READ_CHUNK):
+            for r in self.store.run_named("read_data_jobs", {"urns": batch}):
+                out[r["urn"]] = StoredJob.from_row(r)
+        return out
+
     def read_history(self, need: HistoryRequest) -> History:
         """The stored timelines of the aspects ``need`` names (see :class:`fieldgraph.graph.plan.History`)."""
         out = History()
@@ -146,7 +157,9 @@ class Writer:
             changes = [*changes, *joined]
         changes, derived = derive_sql(changes, state)
         check_values(derived)
-        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries)
+        jobs = sorted({c.dataset for c in changes if isinstance(c, DataJobChange)})
+        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries,
+                            self.read_data_jobs(jobs) if jobs else {})
 
     def write(self, changes: Sequence[Change]) -> Plan:
         """Plan and apply one batch (see the module for what each mode adds), holding the graph's writer lock
@@ -286,9 +299,9 @@ def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, 
 
 
 def _versioned(c: Change) -> Iterator[tuple[str, str]]:
-    """The (aspect, dataset) whose versions ``c`` changes (job lineage adds runs: not a version)."""
+    """The (aspect, dataset or data job) whose versions ``c`` changes (job lineage adds runs: not a version)."""
     for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
-        if isinstance(x, (SchemaChange, LineageChange, AspectDelete)) and x.aspect != JOB_LINEAGE:
+        if isinstance(x, (SchemaChange, LineageChange, DataJobChange, AspectDelete)) and x.aspect != JOB_LINEAGE:
             yield x.aspect, x.dataset
 
 
@@ -337,9 +350,11 @@ def _long_keys(c: Change) -> Iterator[str]:
     keys: list[str | None] = [c.dataset, *references(c)]
     if isinstance(c, SchemaChange):
         keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
-    elif isinstance(c, (LineageChange, JobLineageChange)):
+    elif isinstance(c, (LineageChange, JobLineageChange, DataJobChange)):
         keys += (*c.fields, *(e.downstream for e in c.edges))
-        if isinstance(c, LineageChange):
+        if isinstance(c, DataJobChange):
+            keys += (e.downstream for e in c.dataset_edges)
+        elif isinstance(c, LineageChange):
             keys += (e.downstream for e in c.dataset_edges)
             keys += (q for q, _ in c.queries)
         else:
@@ -378,15 +393,17 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
                       *f.tags, *(t.nested_type or ()))
         for path, terms in c.glossary_terms.items():
             texts += (path, *terms)
-    elif isinstance(c, (LineageChange, JobLineageChange)):
+    elif isinstance(c, (LineageChange, JobLineageChange, DataJobChange)):
         texts += c.fields
+        if isinstance(c, DataJobChange):
+            texts += c.outputs
         if isinstance(c, LineageChange):
             texts += (x for q, ups in c.queries for x in (q, *ups))
         if isinstance(c, JobLineageChange):
             texts += (c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
             if c.operations is not None:
                 texts += (c.operations.operations, *c.operations.sources, *c.operations.destinations)
-        for e in (*c.edges, *(c.dataset_edges if isinstance(c, LineageChange) else ())):
+        for e in (*c.edges, *(() if isinstance(c, JobLineageChange) else c.dataset_edges)):
             p = e.props
             texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run,
                       p.description, p.operation_set, *p.transformations)
@@ -396,6 +413,8 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
         texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
     elif isinstance(c, QueryChange):
         texts += (c.statement, c.language)
+    elif isinstance(c, EditableSchemaChange):
+        texts += (x for path, labels in c.labels for x in (path, *labels))
     return texts, ints, floats
 
 

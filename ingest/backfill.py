@@ -48,18 +48,14 @@ from fieldgraph.changes import (
     QUERY_PROPERTIES,
     SCHEMA_METADATA,
     UNSTAMPED,
-    AspectDelete,
+    AspectChange,
     Change,
+    DataJobChange,
     DatasetDelete,
-    JobLineageChange,
-    LineageChange,
-    QueryChange,
-    SchemaChange,
-    SqlChange,
 )
 from fieldgraph.errors import FieldgraphError, InputError, TransientError
 from fieldgraph.graph import GraphStore, WriteMode, Writer
-from fieldgraph.graph.write import chunks
+from fieldgraph.graph.write import chunks, one_version_each
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
 from fieldgraph.ingest.replay import RawEvent, Reject, decode, place, read_events
@@ -217,8 +213,7 @@ _COUNT = "\x00count"
 _REJECT = "\x00reject"
 
 
-def _expand(c: Change) -> Sequence[SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange
-                                   | AspectDelete]:
+def _expand(c: Change) -> Sequence[AspectChange]:
     """A whole-dataset delete as deletes of each aspect (what the planner does)."""
     return c.aspects() if isinstance(c, DatasetDelete) else (c,)
 
@@ -352,7 +347,14 @@ def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfi
     refusals: list[str] = []
     with _backfill_writer(config, batch_size) as writer:
         for chunk in chunks(groups, DATASETS_PER_CHUNK):
-            _write(writer, [c for _, changes in chunk for c in changes], counts, refusals)
+            changes = [c for _, cs in chunk for c in cs]
+            jobs = [c for c in changes if isinstance(c, DataJobChange)]
+            if len(jobs) < len(changes):
+                _write(writer, [c for c in changes if not isinstance(c, DataJobChange)], counts, refusals)
+            # a data job's versions replace each other wherever its edges are: one version of each job per plan, in
+            # arrival order, as the worker writes them (the planner replays no job timeline)
+            for _, run in one_version_each([[c] for c in jobs]):
+                _write(writer, [c for cs in run for c in cs], counts, refusals)
             counts["aspects"] += len(chunk)
     yield dict(counts), refusals
 

@@ -11,8 +11,10 @@ Envelopes, as they travel on Kafka in JSON:
   (``newSnapshot``), aspects keyed by their class name (``com.linkedin.pegasus2avro.schema.SchemaMetadata``).
 
 Aspects: ``schemaMetadata`` -> :class:`SchemaChange`; ``upstreamLineage`` (``fineGrainedLineages``) and
-the RFC's ``datasetUpstreamLineage`` (``fieldMappings``) -> :class:`LineageChange`; DELETEs ->
-:class:`AspectDelete` / :class:`DatasetDelete`. Query entities' ``queryProperties`` (the statement) ->
+the RFC's ``datasetUpstreamLineage`` (``fieldMappings``) -> :class:`LineageChange`; ``editableSchemaMetadata``
+(the tags and terms set on fields in DataHub's UI or API) -> :class:`EditableSchemaChange`; a data job's
+``dataJobInputOutput`` -> :class:`DataJobChange`; DELETEs -> :class:`AspectDelete` / :class:`DatasetDelete` (of a
+data job's aspect or the job: an empty :class:`DataJobChange`). Query entities' ``queryProperties`` (the statement) ->
 :class:`QueryChange`: an upstream of ``upstreamLineage`` made by a ``query`` for which the aspect gives no
 field lineage (no fine-grained lineage names the query or reads that upstream) gets the lineage the graph
 derives from the query's statement (:attr:`LineageChange.queries`). Anything wrong raises
@@ -28,15 +30,19 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from fieldgraph.changes import (
+    DATA_JOB_INPUT_OUTPUT,
     DATASET_UPSTREAM_LINEAGE,
+    EDITABLE_SCHEMA_METADATA,
     QUERY_PROPERTIES,
     SCHEMA_METADATA,
     UNSTAMPED,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
+    DataJobChange,
     DatasetDelete,
     EdgeProps,
+    EditableSchemaChange,
     FieldEdge,
     LineageChange,
     QueryChange,
@@ -58,7 +64,9 @@ _SNAPSHOT_ASPECTS = {
     "dataset.UpstreamLineage": UPSTREAM_LINEAGE,
     "dataset.DatasetUpstreamLineage": DATASET_UPSTREAM_LINEAGE,
     "DatasetUpstreamLineage": DATASET_UPSTREAM_LINEAGE,
+    "schema.EditableSchemaMetadata": EDITABLE_SCHEMA_METADATA,
 }
+DATA_JOB_URN_PREFIX = "urn:li:dataJob:"
 _AVRO_UNION_BRANCHES = {"string", "long", "int", "float", "double", "boolean", "bytes", "array", "map"}
 
 
@@ -336,13 +344,98 @@ class QueryProperties(_Open):
     lastModified: AuditStamp | None = None
 
 
+class TagAssociation(_Open):
+    tag: str
+
+    @field_validator("tag")
+    @classmethod
+    def _tag_urn(cls, v: str) -> str:
+        if not v.startswith("urn:li:tag:") or v == "urn:li:tag:":
+            raise ValueError(f"a tag is a tag URN (urn:li:tag:NAME), got {v!r}")
+        return v
+
+
+class GlobalTags(_Open):
+    tags: list[TagAssociation] = Field(default_factory=list)
+
+
+class GlossaryTermAssociation(_Open):
+    urn: str
+
+    @field_validator("urn")
+    @classmethod
+    def _term_urn(cls, v: str) -> str:
+        if not v.startswith("urn:li:glossaryTerm:") or v == "urn:li:glossaryTerm:":
+            raise ValueError(f"a glossary term is a term URN (urn:li:glossaryTerm:NAME), got {v!r}")
+        return v
+
+
+class GlossaryTerms(_Open):
+    terms: list[GlossaryTermAssociation] = Field(default_factory=list)
+
+
+class EditableSchemaFieldInfo(_Open):
+    fieldPath: str
+    description: str | None = None
+    globalTags: GlobalTags | None = None
+    glossaryTerms: GlossaryTerms | None = None
+
+    @field_validator("description", "globalTags", "glossaryTerms", mode="before")
+    @classmethod
+    def _unwrap(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Tags by name, terms by URN: as a field's own labels are named."""
+        tags = (t.tag.removeprefix("urn:li:tag:") for t in (self.globalTags.tags if self.globalTags else ()))
+        terms = (t.urn for t in (self.glossaryTerms.terms if self.glossaryTerms else ()))
+        return tuple(dict.fromkeys((*tags, *terms)))
+
+
+class EditableSchemaMetadata(_Open):
+    """The tags, terms and descriptions set on a dataset's fields in DataHub's UI or API."""
+
+    editableSchemaFieldInfo: list[EditableSchemaFieldInfo] = Field(default_factory=list)
+    created: AuditStamp | None = None
+    lastModified: AuditStamp | None = None
+
+    @field_validator("created", "lastModified", mode="before")
+    @classmethod
+    def _unwrap_stamp(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+
+class DatasetEdge(_Open):
+    destinationUrn: str
+
+
+class DataJobInputOutput(_Open):
+    """A data job's inputs and outputs, and the column lineage it makes (``fineGrainedLineages``)."""
+
+    inputDatasets: list[str] = Field(default_factory=list)
+    outputDatasets: list[str] = Field(default_factory=list)
+    inputDatasetEdges: list[DatasetEdge] | None = None
+    outputDatasetEdges: list[DatasetEdge] | None = None
+    inputDatasetFields: list[str] | None = None
+    outputDatasetFields: list[str] | None = None
+    fineGrainedLineages: list[FineGrainedLineage] | None = None
+
+    @field_validator("inputDatasetEdges", "outputDatasetEdges", "inputDatasetFields", "outputDatasetFields",
+                     "fineGrainedLineages", mode="before")
+    @classmethod
+    def _unwrap(cls, v: Any) -> Any:
+        return unwrap_union(v)
+
+
 ASPECT_MODELS: dict[str, type[BaseModel]] = {
     SCHEMA_METADATA: SchemaMetadata,
     UPSTREAM_LINEAGE: UpstreamLineage,
     DATASET_UPSTREAM_LINEAGE: DatasetUpstreamLineage,
+    EDITABLE_SCHEMA_METADATA: EditableSchemaMetadata,
 }
 
-Aspect = SchemaMetadata | UpstreamLineage | DatasetUpstreamLineage
+Aspect = SchemaMetadata | UpstreamLineage | DatasetUpstreamLineage | EditableSchemaMetadata
 
 
 def _format_validation(exc: ValidationError, prefix: str) -> str:
@@ -407,6 +500,8 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
         raise EventError(_format_validation(exc, "")) from None
     if ev.entityType == "query":
         return _query(ev, origin)
+    if ev.entityType == "dataJob":
+        return _data_job(ev, origin)
     if ev.entityType != "dataset":
         return []
     if not ev.entityUrn:
@@ -419,7 +514,7 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
         ts = _ts(sysmeta.get("lastObserved"), created) or UNSTAMPED
         if name in (None, DATASET_KEY):
             return [DatasetDelete(urn, ts, origin)]
-        if name == SCHEMA_METADATA or name == UPSTREAM_LINEAGE or name == DATASET_UPSTREAM_LINEAGE:
+        if name in (SCHEMA_METADATA, UPSTREAM_LINEAGE, DATASET_UPSTREAM_LINEAGE, EDITABLE_SCHEMA_METADATA):
             return [AspectDelete(urn, name, ts, origin)]
         return []
     if name not in ASPECT_MODELS:
@@ -454,8 +549,73 @@ def _query(ev: MetadataChangeProposal, origin: str) -> list[Change]:
     return [QueryChange(ev.entityUrn, props.statement.value, props.statement.language.upper(), ts, origin)]
 
 
+def _data_job(ev: MetadataChangeProposal, origin: str) -> list[Change]:
+    """A data job's ``dataJobInputOutput`` UPSERT; a DELETE of it or of the job: an empty version (other aspects
+    of jobs: nothing)."""
+    sysmeta = ev.systemMetadata or {}
+    created = ev.created.time if isinstance(ev, MetadataChangeLog) and ev.created else None
+    if ev.changeType == ChangeType.DELETE:
+        if ev.aspectName not in (None, "dataJobKey", DATA_JOB_INPUT_OUTPUT):
+            return []
+        return [DataJobChange(_job_urn(ev.entityUrn), ts=_ts(sysmeta.get("lastObserved"), created) or UNSTAMPED,
+                              origin=origin)]
+    if ev.aspectName != DATA_JOB_INPUT_OUTPUT:
+        return []
+    if ev.changeType == ChangeType.PATCH:
+        raise EventError(f"changeType PATCH of {DATA_JOB_INPUT_OUTPUT} is not supported; send the whole aspect "
+                         "(UPSERT)", where="changeType")
+    if ev.aspect is None:
+        raise EventError(f"changeType {ev.changeType.value} of {DATA_JOB_INPUT_OUTPUT} has no aspect", where="aspect")
+    where = f"aspect.{'value' if ev.aspect.value is not None else 'json'}({DATA_JOB_INPUT_OUTPUT})"
+    return [_data_job_change(_job_urn(ev.entityUrn), ev.aspect.parsed("aspect"),
+                             _ts(sysmeta.get("lastObserved"), created), origin, where)]
+
+
+def _job_urn(urn: str | None, where: str = "entityUrn") -> str:
+    if not urn or not urn.startswith(DATA_JOB_URN_PREFIX + "("):
+        raise EventError(f"a data job's URN starts with {DATA_JOB_URN_PREFIX}(, got {urn!r}", where=where)
+    return urn
+
+
+def _data_job_change(job: str, value: Any, ts: int, origin: str, where: str) -> DataJobChange:
+    """A job's lineage: its fine-grained lineages as a dataset's ``upstreamLineage`` ones (the job on every edge,
+    as its ``program``; no ``createdAt``: an edge the job's next version repeats keeps its ``validFrom``); its
+    outputs, the datasets it lists and those of the fields it writes."""
+    try:
+        aspect = DataJobInputOutput.model_validate(value)
+    except ValidationError as exc:
+        raise EventError(_format_validation(exc, where)) from None
+    edges: list[FieldEdge] = []
+    dataset_edges: list[FieldEdge] = []
+    fields: list[str] = []
+    outputs = [_canonical_dataset(u, f"{where}.outputDatasets[{i}]") for i, u in enumerate(aspect.outputDatasets)]
+    outputs += (_canonical_dataset(e.destinationUrn, f"{where}.outputDatasetEdges[{i}].destinationUrn")
+                for i, e in enumerate(aspect.outputDatasetEdges or []))
+    for i, ref in enumerate(aspect.outputDatasetFields or []):
+        outputs.append(str(_field_ref(ref, f"{where}.outputDatasetFields[{i}]").dataset))
+        fields.append(ref)
+    for i, fg in enumerate(aspect.fineGrainedLineages or []):
+        w = f"{where}.fineGrainedLineages[{i}]"
+        for j, ref in enumerate(fg.downstreams):
+            outputs.append(str(_field_ref(ref, f"{w}.downstreams[{j}]").dataset))
+        for j, ref in enumerate(fg.upstreams):
+            if fg.upstreamType == "DATASET":
+                _canonical_dataset(ref, f"{w}.upstreams[{j}]")
+            else:
+                _field_ref(ref, f"{w}.upstreams[{j}]")
+        subtype, masking = operation_subtype(fg.transformOperation)
+        props = EdgeProps(SOURCE_FORMATS[UPSTREAM_LINEAGE], transformation=fg.transformOperation, subtype=subtype,
+                          masking=masking, confidence=fg.confidenceScore, query=fg.query, program=job,
+                          upstream_type=fg.upstreamType, downstream_type=fg.downstreamType, index=i)
+        fields.extend(fg.downstreams)
+        into = dataset_edges if fg.upstreamType == "DATASET" else edges
+        into.extend(FieldEdge(d, u, props) for d in fg.downstreams for u in fg.upstreams)
+    return DataJobChange(job, tuple(edges), tuple(dataset_edges), tuple(dict.fromkeys(fields)),
+                         tuple(dict.fromkeys(outputs)), ts, origin)
+
+
 def _aspect_times(aspect: Aspect) -> list[Any]:
-    if isinstance(aspect, SchemaMetadata):
+    if isinstance(aspect, (SchemaMetadata, EditableSchemaMetadata)):
         return [s.time if s else None for s in (aspect.lastModified, aspect.created)]
     return []
 
@@ -471,6 +631,8 @@ def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[Change]:
     if not isinstance(snap, dict) or len(snap) != 1:
         raise EventError("a snapshot is an object with one snapshot class key", where=key)
     ((cls, body),) = snap.items()
+    if short_class(cls) == "metadata.snapshot.DataJobSnapshot":
+        return _job_snapshot(key, body, obj, origin)
     if short_class(cls) != "metadata.snapshot.DatasetSnapshot":
         return []
     if not isinstance(body, dict) or "urn" not in body or not isinstance(body.get("aspects"), list):
@@ -493,6 +655,22 @@ def _decode_snapshot(obj: dict[str, Any], origin: str) -> list[Change]:
     return out
 
 
+def _job_snapshot(key: str, body: Any, obj: dict[str, Any], origin: str) -> list[Change]:
+    if not isinstance(body, dict) or "urn" not in body or not isinstance(body.get("aspects"), list):
+        raise EventError("DataJobSnapshot needs urn and aspects", where=key)
+    job = _job_urn(body["urn"], f"{key}.urn")
+    sysmeta = obj.get("systemMetadata") or obj.get("newSystemMetadata") or {}
+    out: list[Change] = []
+    for i, item in enumerate(body["aspects"]):
+        if not isinstance(item, dict) or len(item) != 1:
+            raise EventError("an aspect is an object with one aspect class key", where=f"{key}.aspects[{i}]")
+        ((acls, value),) = item.items()
+        if short_class(acls) == "datajob.DataJobInputOutput":
+            out.append(_data_job_change(job, value, _ts(sysmeta.get("lastObserved")), origin,
+                                        f"{key}.aspects[{i}](datajob.DataJobInputOutput)"))
+    return out
+
+
 # --- aspects -> changes ------------------------------------------------------------------------------
 
 
@@ -507,6 +685,9 @@ def to_change(urn: str, aspect: Aspect, ts: int, origin: str, where: str = "aspe
             return _upstream_lineage(urn, aspect, ts, origin)
         case DatasetUpstreamLineage():
             return _dataset_upstream_lineage(urn, aspect, ts, origin)
+        case EditableSchemaMetadata():
+            return EditableSchemaChange(urn, tuple((f.fieldPath, f.labels) for f in aspect.editableSchemaFieldInfo
+                                                   if f.labels), ts, origin)
 
 
 def _upstream_lineage(urn: str, aspect: UpstreamLineage, ts: int, origin: str) -> LineageChange:
