@@ -13,9 +13,10 @@ Pure code, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from .diff import FieldChange, SchemaDiff, field_name
 from .errors import InputError
@@ -44,6 +45,10 @@ RULES: dict[str, dict[str, str]] = {
         "datamine.no-optional-to-required": "an OPTIONAL field cannot be changed to REQUIRED",
         "datamine.no-type-change": "the type of an existing field cannot be changed",
         "datamine.no-removal": "no existing field can be removed",
+        "datamine.sort-key-added": "a table must define its sort key while initialization",
+        "datamine.sort-key-removed": "a table cannot get rid of its sort key once defined",
+        "datamine.sort-key-changed": "a table has at most one sort key, defined while initialization, "
+                                     "and cannot get rid of it once defined",
     },
     "odf": {
         "odf.added-must-be-optional": "only optional (nullable) fields can be added",
@@ -61,6 +66,8 @@ def check(diff: SchemaDiff, rules: str = "datamine") -> list[Violation]:
 
     Only the outermost field of an added or removed subtree is judged (a required member
     of a new optional struct is not a new required field). Reordering is always allowed.
+    DataMine's own types and the sort-key rules need a diff of DataMine tables made with
+    ``diff_fields(..., format="datamine")`` (it alone tells ``BYTE`` from ``INT32``).
     """
     if rules not in RULES:
         raise InputError(f"unknown rule set {rules!r}; known: {', '.join(RULE_SETS)}")
@@ -96,6 +103,12 @@ def _broken_rule(c: FieldChange, rules: str) -> tuple[str, str] | None:
             return "odf.no-nullability-change", f"field {name!r}: {c.describe()}"
         case "nullability_changed" if _optional_to_required(c):
             return "datamine.no-optional-to-required", f"field {name!r} changed from optional to required"
+        case "sort_key_changed" if datamine:
+            if c.old is None:
+                return "datamine.sort-key-added", f"sort key {c.new_type} added to a table that had none"
+            if c.new is None:
+                return "datamine.sort-key-removed", f"sort key {c.old_type} removed"
+            return "datamine.sort-key-changed", f"sort key changed from {c.old_type} to {c.new_type}"
     return None
 
 
@@ -121,7 +134,9 @@ class Incompatibility:
 
     ``kind`` uses the names of Avro's Java ``SchemaCompatibility``: ``TYPE_MISMATCH``,
     ``NAME_MISMATCH``, ``FIXED_SIZE_MISMATCH``, ``MISSING_ENUM_SYMBOLS``,
-    ``READER_FIELD_MISSING_DEFAULT_VALUE``, ``MISSING_UNION_BRANCH``. ``location`` is where,
+    ``READER_FIELD_MISSING_DEFAULT_VALUE``, ``MISSING_UNION_BRANCH``; and ``DECIMAL_MISMATCH``,
+    which Java's checker lacks (it does not compare decimals' precision and scale, though the
+    specification does). ``location`` is where,
     as record and field names (``Order.lines[]``; ``[]`` an array's items, ``{}`` a map's
     values, ``|n`` a union's member n). ``version`` (the index in a history) and
     ``direction`` are set by :func:`check_compatibility`.
@@ -163,12 +178,13 @@ def avro_compatible(reader_schema: Any, writer_schema: Any) -> list[Incompatibil
     Either schema is Avro (text, bytes, parsed JSON) or a type model node. The rules are
     the Avro specification's schema resolution: same primitive, or a promotion (int to
     long/float/double, long to float/double, float to double, string and bytes both ways);
-    records of the same unqualified name (or a reader alias), their fields matched by name
+    records of the same unqualified name (or whose writer's full name is one of the reader's
+    aliases, a relative alias taken in the reader's namespace), their fields matched by name
     or reader field alias, a reader field missing from the writer needing a default; enums
     of the same name whose writer symbols the reader has, unless the reader has an enum
-    default; fixed of the same name and size; arrays and maps by items and values; a writer
-    union whose every member the reader reads; a reader union with a member that reads
-    the writer.
+    default; fixed of the same name and size; two decimals (bytes or fixed) of the same
+    precision and scale; arrays and maps by items and values; a writer union whose every
+    member the reader reads; a reader union with a member that reads the writer.
     """
     reader = to_compat_model(reader_schema)
     writer = to_compat_model(writer_schema)
@@ -184,9 +200,12 @@ def _short(name: str) -> str:
 
 
 def _describe(node: Type) -> str:
-    match deref(node):
+    node = deref(node)
+    dec = _decimal(node)
+    suffix = f" decimal({dec[0]},{dec[1]})" if dec else ""
+    match node:
         case Record() | Enum() | Fixed() as named:
-            return f"{named.type} {named.name}"
+            return f"{named.type} {named.name}{suffix}"
         case Array(items=items):
             return f"array<{_describe(items)}>"
         case Map(values=values):
@@ -194,30 +213,91 @@ def _describe(node: Type) -> str:
         case Union(members=members):
             return "[" + ", ".join(_describe(m) for m in members) + "]"
         case other:
-            return other.type
+            return other.type + suffix
 
 
-def _aliases(node: Field | Record | Enum | Fixed) -> set[str]:
-    """A named type's or a field's aliases, as full and as short names."""
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _decimal(node: Node) -> tuple[int, int] | None:
+    """A valid ``decimal`` logical type's (precision, scale), or None.
+
+    Valid as the specification ("Logical Types > Decimal") and the Avro reader (avro.py) have
+    it: on bytes or fixed, a positive precision (for a fixed, at most what its size holds),
+    a scale (default 0) from 0 to the precision. An invalid logical type is ignored ("If a
+    logical type is invalid, for example a decimal with scale greater than its precision,
+    then implementations should ignore the logical type and use the underlying Avro type"),
+    so an invalid decimal resolves as its plain bytes or fixed.
+    """
+    if not isinstance(node, (Primitive, Fixed)) or node.logical_type != "decimal":
+        return None
+    if isinstance(node, Primitive) and node.name != "bytes":
+        return None
+    precision, scale = node.props.get("precision"), node.props.get("scale", 0)
+    if not _is_int(precision) or not _is_int(scale) or not 0 <= scale <= precision or precision <= 0:
+        return None
+    if isinstance(node, Fixed):
+        most = int(math.floor(math.log10(2) * (8 * node.size - 1))) if node.size > 0 else 0
+        if precision > most:
+            return None
+    return precision, scale
+
+
+def _field_aliases(node: Field) -> list[str]:
+    """A field's aliases, as written: field names have no namespace, so an alias is matched as is."""
+    raw = node.props.get("aliases") if node.props else None
+    if not isinstance(raw, (list, tuple)):
+        return []
+    return [a for a in raw if isinstance(a, str)]
+
+
+def _full_aliases(node: Record | Enum | Fixed) -> set[str]:
+    """A named type's aliases as full names.
+
+    Specification, "Aliases": "A type alias may be specified either as a fully
+    namespace-qualified, or relative to the namespace of the name it is an alias for. For
+    example, if a type named "a.b" has aliases of "c" and "x.y", then the fully qualified
+    names of its aliases are "a.c" and "x.y"." A relative alias (no dot) takes the
+    namespace of the type it aliases (none if that type has none); one with a dot is taken
+    as is, a leading dot (``.Old``) naming the null namespace, as Java's ``Schema.Name``
+    reads it.
+    """
     raw = node.props.get("aliases") if node.props else None
     if not isinstance(raw, (list, tuple)):
         return set()
+    space = node.name.rsplit(".", 1)[0] if "." in node.name else None
     out: set[str] = set()
-    space = node.name.rsplit(".", 1)[0] if not isinstance(node, Field) and "." in node.name else None
     for a in raw:
-        if isinstance(a, str):
-            out.add(a)
-            out.add(_short(a))
-            if space and "." not in a:
-                out.add(f"{space}.{a}")
+        if not isinstance(a, str):
+            continue
+        if "." in a:
+            out.add(a.lstrip(".") if a.rindex(".") == 0 else a)
+        else:
+            out.add(f"{space}.{a}" if space else a)
     return out
 
 
 def _names_match(reader: Record | Enum | Fixed, writer: Record | Enum | Fixed) -> bool:
+    """Whether a reader's named type may read a writer's, by their names.
+
+    The specification's schema resolution matches "enums whose (unqualified) names match",
+    "fixed whose sizes and (unqualified) names match" and "records with the same
+    (unqualified) name" ("unqualified" came with Avro 1.9.1, AVRO-2400; the spec before it
+    said only "names match", and Java's 1.8 checker compared full names). Aliases are full names:
+    the writer's full name must be one of the reader's aliases resolved as
+    :func:`_full_aliases` says, so a relative alias ``Old`` of ``org.two.New`` is
+    ``org.two.Old`` and does not match a writer's ``org.one.Old``. Java's
+    ``SchemaCompatibility.schemaNameEquals`` does exactly this (``reader.getName()`` equals
+    ``writer.getName()``, or ``reader.getAliases()``, full names, contain
+    ``writer.getFullName()``); Python's ``avro.compatibility`` compares the aliases as
+    written, so it misses a relative alias in a namespace. (One Java quirk is not followed:
+    ``getAliases()`` renders a null-namespace alias of a namespaced type as ``.Old``, which
+    never equals a full name, so its checker cannot match one; Java's reader does.)
+    """
     if _short(reader.name) == _short(writer.name):
         return True
-    aliases = _aliases(reader)
-    return writer.name in aliases or _short(writer.name) in aliases
+    return writer.name in _full_aliases(reader)
 
 
 class _Resolver:
@@ -232,7 +312,9 @@ class _Resolver:
             case Union() as r, _:
                 return [] if self.reads(r, writer) else [self.missing_branch(r, writer, where)]
             case Primitive() as r, Primitive() as w:
-                if r.name == w.name or r.name in PROMOTIONS.get(w.name, ()):
+                if r.name == w.name:
+                    return self.decimal(r, w, where)
+                if r.name in PROMOTIONS.get(w.name, ()):
                     return []
                 return [self.mismatch(r, w, where)]
             case Array() as r, Array() as w:
@@ -240,7 +322,7 @@ class _Resolver:
             case Map() as r, Map() as w:
                 return self.check(r.values, w.values, f"{where}{{}}")
             case Fixed() as r, Fixed() as w:
-                return self.name_mismatch(r, w, where) or self.fixed(r, w, where)
+                return self.name_mismatch(r, w, where) or self.fixed(r, w, where) or self.decimal(r, w, where)
             case Enum() as r, Enum() as w:
                 return self.name_mismatch(r, w, where) or self.enum(r, w, where)
             case Record() as r, Record() as w:
@@ -261,8 +343,14 @@ class _Resolver:
                 out.append(self.missing_branch(reader, member, f"{where}|{i}"))
         return out
 
-    @staticmethod
-    def missing_branch(reader: Union, writer: Type, where: str) -> Incompatibility:
+    def missing_branch(self, reader: Union, writer: Type, where: str) -> Incompatibility:
+        """No member of ``reader`` reads ``writer``: a decimal mismatch if that is all that stands in
+        the way (a member the same decimal type as the writer's but for precision or scale), else
+        a missing branch."""
+        for member in reader.members:
+            problems = self.check(member, writer, where) if _decimal(deref(member)) else []
+            if problems and all(p.kind == "DECIMAL_MISMATCH" for p in problems):
+                return problems[0]
         return Incompatibility(
             "MISSING_UNION_BRANCH", where,
             f"reader union {_describe(reader)} has no member that reads writer's {_describe(writer)}",
@@ -293,6 +381,30 @@ class _Resolver:
         )]
 
     @staticmethod
+    def decimal(reader: Primitive | Fixed, writer: Primitive | Fixed, where: str) -> list[Incompatibility]:
+        """Two decimals of the same underlying type: their precision and scale must be equal.
+
+        Specification, "Logical Types > Decimal": "For the purposes of schema resolution, two
+        schemas that are decimal logical types match if their scales and precisions match."
+        Java's ``SchemaCompatibility`` (and so Confluent's Schema Registry) does not check it,
+        but the bytes hold the unscaled integer: read with another scale every value is
+        multiplied by a power of ten. Only when both sides are (valid) decimals does this
+        apply; a decimal against plain bytes or fixed (or a string, by promotion) resolves by
+        the underlying types, as the rule speaks of "two schemas that are decimal logical
+        types" and an invalid or absent logical type leaves the underlying type. A bytes
+        decimal against a fixed decimal stays a type mismatch: their encodings differ.
+        """
+        r, w = _decimal(reader), _decimal(writer)
+        if r is None or w is None or r == w:
+            return []
+        message = (f"the reader's decimal(precision {r[0]}, scale {r[1]}) cannot read the writer's "
+                   f"decimal(precision {w[0]}, scale {w[1]}): decimals match only with equal precision and scale")
+        if r[1] != w[1]:
+            message += (f"; read with scale {r[1]}, every value written with scale {w[1]} would come out "
+                        f"10^{abs(w[1] - r[1])} times {'larger' if w[1] > r[1] else 'smaller'}")
+        return [Incompatibility("DECIMAL_MISMATCH", where, message)]
+
+    @staticmethod
     def enum(reader: Enum, writer: Enum, where: str) -> list[Incompatibility]:
         missing = [s for s in writer.symbols if s not in reader.symbols]
         if not missing or reader.props.get("default") in reader.symbols:
@@ -313,7 +425,7 @@ class _Resolver:
             for rf in reader.fields:
                 wf = by_name.get(rf.name)
                 if wf is None:
-                    wf = next((by_name[a] for a in _aliases(rf) if a in by_name), None)
+                    wf = next((by_name[a] for a in _field_aliases(rf) if a in by_name), None)
                 at = f"{where}.{rf.name}"
                 if wf is not None:
                     out.extend(self.check(rf.type, wf.type, at))
