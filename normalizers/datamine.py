@@ -22,16 +22,23 @@ DataMine field:
 
 The IDL's own rules are checked before anything is built, and every violation is reported
 in one :class:`DataMineSchemaError` naming each field path (``table.field``).
+
+For schema evolution, :func:`canonical_type` gives a field's DataMine type in the document's
+own spelling (``Integer`` and ``INT32`` are one type; ``BYTE``, ``INT16`` and ``INT32`` are
+three, though all render as Avro ``int``), and :func:`sort_key` reads a table's sort key back
+from its normalized fields (the ``isAscSortKey``/``isDesSortKey`` in their ``jsonProps``).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any, TypeGuard
 
 from .avro import load_json
 from .errors import SchemaNormalizationError
+from .fields import SchemaField
 from .model import NO_DEFAULT, Array, Field, Primitive, Record, Ref, Type, Union, frozen_props
 
 #: DataMine primitive type names (upper-cased) -> (Avro primitive, canonical DataMine name).
@@ -127,6 +134,47 @@ def root_tables(schema: Any) -> list[str]:
 def is_datamine(data: Any) -> bool:
     """Whether parsed JSON looks like a DataMine schema (an object with ``table_list``)."""
     return isinstance(data, dict) and "table_list" in data
+
+
+# --- schema evolution: DataMine's own types, sort keys ------------------------------------------
+
+#: The sort-key constraints and the order each one sorts in.
+SORT_ORDERS = {"isAscSortKey": "ascending", "isDesSortKey": "descending"}
+
+
+def canonical_type(native: str) -> str:
+    """A DataMine type as written (a field's ``nativeDataType``), in the document's canonical spelling.
+
+    The names the document gives one type are that type (``Integer`` and ``INT32``, ``Short``
+    and ``INT16``, ``Byte`` and ``BYTE``, ...; any case), ``List:X`` is ``List:`` and X's
+    canonical name, ``STRUCT`` is upper-cased, and a table's name stays as is. Types that
+    render alike (``BYTE``, ``INT16``, ``INT32`` are all Avro ``int``) stay apart.
+    """
+    if native.startswith(LIST_PREFIX):
+        return LIST_PREFIX + canonical_type(native[len(LIST_PREFIX):])
+    primitive = PRIMITIVE_TYPES.get(native.upper())
+    if primitive is not None:
+        return primitive[1]
+    return STRUCT if native.upper() == STRUCT else native
+
+
+def sort_key(fields: Iterable[SchemaField]) -> tuple[SchemaField, str] | None:
+    """The sort key of a table, from its own (top-level) normalized fields.
+
+    The field flagged ``isAscSortKey`` or ``isDesSortKey`` (in its ``jsonProps``, where the
+    normalizer puts a field's constraints) and its order, ``"ascending"`` or
+    ``"descending"``; None when the table has no sort key.
+    """
+    for f in fields:
+        try:
+            props = json.loads(f.jsonProps) if f.jsonProps else None
+        except ValueError:
+            continue
+        if isinstance(props, dict):
+            for flag, order in SORT_ORDERS.items():
+                if props.get(flag) is True:
+                    return f, order
+    return None
 
 
 # --- internals ---------------------------------------------------------------------------------

@@ -3,21 +3,25 @@
 Pure code, no I/O. :func:`diff_fields` compares two normalized field lists (``normalize()``
 output of any format) by v2 path: added, removed, type-changed, nullability-changed,
 renamed (same position among its siblings and same type, new name) and reordered fields.
+Given ``format="datamine"``, it compares DataMine's own types too (``BYTE`` and ``INT32``
+render alike but differ) and a table's sort key.
 Judging a diff (rule sets, registry compatibility) is :mod:`.compat`'s job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from .datamine import canonical_type, sort_key
 from .errors import FieldPathError
 from .fields import FieldType, SchemaField
 from .paths import FieldPath, PathToken
 
 #: Kinds of change, in the order a diff lists them.
-CHANGE_KINDS = ("removed", "added", "renamed", "type_changed", "nullability_changed", "reordered")
+CHANGE_KINDS = ("removed", "added", "renamed", "type_changed", "nullability_changed", "sort_key_changed",
+                "reordered")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +31,10 @@ class FieldChange:
     ``path`` is the field's v2 path in the new schema (in the old one for ``removed``);
     ``old``/``new`` are the field in each version (``None`` where it does not exist).
     ``nested`` is true for a field added or removed together with an enclosing field
-    (a member of an added struct, say).
+    (a member of an added struct, say). A ``sort_key_changed`` change (DataMine) is about the
+    table: ``old``/``new`` are its sort-key field in each version (``None``: no sort key),
+    ``old_type``/``new_type`` the sort keys (``"run_num (ascending)"``); ``path`` is the new
+    sort-key field's, else the old one's.
     """
 
     kind: str
@@ -35,7 +42,8 @@ class FieldChange:
     old: SchemaField | None = None
     new: SchemaField | None = None
     nested: bool = False
-    old_type: str | None = None  # the field's type tokens and class, e.g. "array.string (ArrayType)"
+    old_type: str | None = None  # the field's type tokens and class, e.g. "array.string (ArrayType)";
+    # DataMine: its DataMine type first, "INT16 (int, NumberType)"
     new_type: str | None = None
 
     @property
@@ -54,6 +62,8 @@ class FieldChange:
             return f"type {self.old_type} -> {self.new_type}"
         if self.kind == "nullability_changed" and o is not None:
             return "nullable -> required" if o.nullable else "required -> nullable"
+        if self.kind == "sort_key_changed":
+            return f"sort key {self.old_type or '(none)'} -> {self.new_type or '(none)'}"
         if self.kind == "reordered":
             return "moved among its siblings"
         return self.kind
@@ -77,10 +87,12 @@ class SchemaDiff:
     reordered: tuple[FieldChange, ...] = ()
     #: Whether both versions give the very same field paths in the same order.
     same_paths: bool = True
+    #: DataMine: the table's sort key changed (at most one change).
+    sort_key_changed: tuple[FieldChange, ...] = ()
 
     @property
     def changes(self) -> tuple[FieldChange, ...]:
-        """Every change, removed first, then added, renamed, retyped, nullability, reordered."""
+        """Every change, removed first, then added, renamed, retyped, nullability, sort key, reordered."""
         return tuple(c for kind in CHANGE_KINDS for c in getattr(self, kind))
 
     @property
@@ -103,18 +115,21 @@ class _Node:
     own: tuple[str, ...]  # the type tokens between the parent's name and this one's
     parent: str | None = None  # v2 path of the nearest enclosing field, None at the top
     sibling: int = 0  # position among the fields of the same parent
+    native: str | None = None  # the field's type in its format's own terms, where the format has them
 
     @property
     def path(self) -> str:
         return self.field.fieldPath
 
     @property
-    def signature(self) -> tuple[tuple[str, ...], FieldType]:
-        return (self.own, self.field.type)
+    def signature(self) -> tuple[tuple[str, ...], FieldType, str | None]:
+        return (self.own, self.field.type, self.native)
 
     @property
     def type_text(self) -> str:
         name = self.field.type.name
+        if self.native is not None:
+            return f"{self.native} ({'.'.join(self.own)}, {name})" if self.own else f"{self.native} ({name})"
         return f"{'.'.join(self.own)} ({name})" if self.own else name
 
 
@@ -164,9 +179,10 @@ def _root_length(anatomies: list[_Anatomy]) -> int:
     return 0
 
 
-def _nodes(fields: Sequence[SchemaField]) -> tuple[list[_Node], dict[str | None, list[_Node]]]:
+def _nodes(fields: Sequence[SchemaField], native: Callable[[SchemaField], str] | None = None,
+           ) -> tuple[list[_Node], dict[str | None, list[_Node]]]:
     """The fields with their parent, name and own type tokens (the type tokens between the
-    enclosing field's name, or the root token, and the field's name)."""
+    enclosing field's name, or the root token, and the field's name), and ``native(field)``."""
     by_path = {f.fieldPath: f for f in fields}
     anatomies = [_anatomy(f.fieldPath) for f in fields]
     root = _root_length(anatomies)
@@ -181,7 +197,7 @@ def _nodes(fields: Sequence[SchemaField]) -> tuple[list[_Node], dict[str | None,
             if candidate in by_path and candidate != f.fieldPath:
                 parent = candidate
                 break
-        node = _Node(f, i, name, own, parent)
+        node = _Node(f, i, name, own, parent, native=native(f) if native is not None else None)
         group = groups.setdefault(parent, [])
         node.sibling = len(group)
         group.append(node)
@@ -189,16 +205,23 @@ def _nodes(fields: Sequence[SchemaField]) -> tuple[list[_Node], dict[str | None,
     return nodes, groups
 
 
-def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField]) -> SchemaDiff:
+def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField], *, format: str | None = None) -> SchemaDiff:
     """The changes from ``old`` to ``new`` (each a ``normalize()`` result, any format).
 
     Fields are matched level by level under matched parents: the same v2 path, else the
     same name and type tokens, else the same name (a type change); a field left over in
     both versions at the same position among its siblings with the same type is a rename.
     A v2 path holds the type, so a retyped field keeps its name but not its path.
+
+    ``format="datamine"`` (both versions one DataMine table): a field's type is also its
+    DataMine type (:func:`.datamine.canonical_type` of its ``nativeDataType``), so ``BYTE`` ->
+    ``INT32`` is a type change though both are Avro ``int``, while ``Integer`` -> ``INT32`` is
+    none; and a change of the table's sort key (added, removed, or another field or order) is
+    a ``sort_key_changed`` change. Other formats are compared by their fields' paths and types.
     """
-    old_nodes, old_groups = _nodes(old)
-    new_nodes, new_groups = _nodes(new)
+    native = _datamine_type if format == "datamine" else None
+    old_nodes, old_groups = _nodes(old, native)
+    new_nodes, new_groups = _nodes(new, native)
     pairs: dict[int, tuple[_Node, _Node, bool]] = {}  # old index -> (old, new, renamed)
     queue: list[tuple[str | None, str | None]] = [(None, None)]
     reordered: list[tuple[_Node, _Node]] = []
@@ -243,7 +266,49 @@ def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField]) -> Schem
     )
     moved = tuple(change("reordered", o, n) for o, n in sorted(reordered, key=lambda p: p[1].index))
     same_paths = [f.fieldPath for f in old] == [f.fieldPath for f in new]
-    return SchemaDiff(added, removed, type_changed, nullability, renamed, moved, same_paths)
+    sort_keys: tuple[FieldChange, ...] = ()
+    if format == "datamine" and old and new:  # a new table defines its sort key, a removed one has none
+        sort_keys = _sort_key_change(old_groups.get(None, []), new_groups.get(None, []), pairs)
+    return SchemaDiff(added, removed, type_changed, nullability, renamed, moved, same_paths, sort_keys)
+
+
+def _datamine_type(f: SchemaField) -> str:
+    return canonical_type(f.nativeDataType)
+
+
+def _sort_key_change(olds: list[_Node], news: list[_Node],
+                     pairs: dict[int, tuple[_Node, _Node, bool]]) -> tuple[FieldChange, ...]:
+    """The change of a DataMine table's sort key (its top-level fields ``olds`` -> ``news``), if any.
+
+    The sort key is the same when the new sort-key field is the old one's match in the diff
+    (same field, possibly renamed or retyped, which the diff reports itself) with the same order.
+    """
+    before, after = _sort_key_node(olds), _sort_key_node(news)
+    if before is not None and after is not None:
+        match = pairs.get(before[0].index)
+        if match is not None and match[1] is after[0] and before[1] == after[1]:
+            return ()
+    if before is None and after is None:
+        return ()
+    old_node, new_node = (before[0] if before else None), (after[0] if after else None)
+    at = new_node or old_node
+    assert at is not None
+    return (FieldChange(
+        "sort_key_changed", at.path, old_node.field if old_node else None, new_node.field if new_node else None,
+        False, _sort_key_text(before), _sort_key_text(after),
+    ),)
+
+
+def _sort_key_text(key: tuple[_Node, str] | None) -> str | None:
+    return f"{key[0].name} ({key[1]})" if key is not None else None
+
+
+def _sort_key_node(nodes: list[_Node]) -> tuple[_Node, str] | None:
+    """The sort-key field among a table's top-level fields and its order; None without one."""
+    key = sort_key(n.field for n in nodes)
+    if key is None:
+        return None
+    return next(n for n in nodes if n.field is key[0]), key[1]
 
 
 def _match_group(olds: list[_Node], news: list[_Node]) -> list[tuple[_Node, _Node, bool]]:

@@ -149,3 +149,75 @@ def test_diff_names_fields_by_the_paths_normalize_gives(tmp_path, fmt):
     changed = [c["path"] for d in json.loads(res.stdout)["diffs"] for c in d["changes"]]
     assert any(p.endswith(".note") for p in changed) and any(p.endswith(".price") for p in changed), changed
     assert set(changed) <= normalized, (changed, normalized)
+
+
+# --- DataMine files of several tables ----------------------------------------------------------------------------
+
+DATAMINE_GOLDEN = ROOT / "tests" / "golden" / "datamine"
+TWO_TABLES = {"schema": "shop", "table_list": [  # two unrelated tables: no root table to pick
+    {"table": "orders", "fields": [{"id": 1, "name": "order_id", "type": "INT64", "isRequired": True}]},
+    {"table": "refunds", "fields": [{"id": 1, "name": "refund_id", "type": "INT64", "isRequired": True},
+                                    {"id": 2, "name": "amount", "type": "Double"}]},
+]}
+
+
+def _golden_tables(case: str) -> dict[str, list]:
+    return {p.stem: json.loads(p.read_text()) for p in (DATAMINE_GOLDEN / case).glob("*.json") if p.stem != "schema"}
+
+
+def test_datamine_file_of_unrelated_tables_prints_every_table(tmp_path):
+    schema = tmp_path / "shop.json"
+    schema.write_text(json.dumps(TWO_TABLES))
+    res = run("normalize", str(schema))
+    assert res.returncode == 0, res.stderr
+    assert "shop.json (datamine) table orders: 1 field" in res.stdout
+    assert "shop.json (datamine) table refunds: 2 fields" in res.stdout
+    assert "[version=2.0].[type=orders].[type=long].order_id" in res.stdout
+    assert "[version=2.0].[type=refunds].[type=double].amount" in res.stdout
+
+
+def test_datamine_json_of_several_tables_maps_table_to_fields():
+    res = run("normalize", str(DATAMINE_GOLDEN / "clickstream" / "schema.json"), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert list(doc) == ["geo", "event", "session"]  # the file's order
+    assert doc == _golden_tables("clickstream")
+
+
+def test_datamine_table_picks_one_table_as_an_array(tmp_path):
+    expected = _golden_tables("attribution")["attribution_result_rule"]
+    for flag in ("--table", "-t"):
+        res = run("normalize", str(DATAMINE_GOLDEN / "attribution" / "schema.json"), flag, "attribution_result_rule",
+                  "--json")
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout) == expected
+    schema = tmp_path / "shop.json"
+    schema.write_text(json.dumps(TWO_TABLES))
+    res = run("normalize", str(schema), "--table", "refunds")
+    assert res.returncode == 0, res.stderr
+    assert "table refunds: 2 fields" in res.stdout and "orders" not in res.stdout
+
+
+def test_datamine_file_of_one_table_keeps_the_json_array(tmp_path):
+    one = {"schema": "shop", "table_list": TWO_TABLES["table_list"][:1]}
+    schema = tmp_path / "one.json"
+    schema.write_text(json.dumps(one))
+    res = run("normalize", str(schema), "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == [f.to_datahub() for f in normalize(one, "datamine")]
+    res = run("normalize", str(schema))
+    assert res.returncode == 0 and "table orders: 1 field" in res.stdout
+
+
+def test_datamine_unknown_table_names_the_file_and_its_tables(tmp_path):
+    schema = tmp_path / "shop.json"
+    schema.write_text(json.dumps(TWO_TABLES))
+    res = run("normalize", str(schema), "--table", "returns")
+    assert res.returncode == 3 and res.stdout == ""
+    assert f"{schema}: no table 'returns'; the tables are: orders, refunds" in res.stderr, res.stderr
+
+
+def test_table_on_a_schema_that_is_not_datamine_is_an_error():
+    res = run("normalize", str(ORDERS), "--table", "Order")
+    assert res.returncode == 3 and res.stdout == ""
+    assert "--table applies to DataMine schemas only (this schema's format is avro)" in res.stderr, res.stderr

@@ -424,3 +424,185 @@ def test_cli_error_keeps_brackets_literal(files):
     r = runner.invoke(app, ["diff", dm, dm])
     assert r.exit_code == 3
     assert "^[a-zA-Z][a-zA-Z0-9_]*$" in (r.output + getattr(r, "stderr", ""))
+
+
+# --- DataMine's own rules: its types, its sort key (issue 21, item 6) ---------------------------------
+
+
+def dm(*fields, table="t", more=()):
+    """A DataMine schema of the table ``table`` with ``fields`` (plus the tables ``more``)."""
+    return {"schema": "s", "table_list": [{"table": table, "fields": list(fields)}, *more]}
+
+
+def col(id_, name, type_, **kw):
+    return {"id": id_, "name": name, "type": type_, **kw}
+
+
+def dm_diff(old, new, table="t") -> SchemaDiff:
+    return diff_fields(normalize(old, "datamine", table=table), normalize(new, "datamine", table=table),
+                       format="datamine")
+
+
+def dm_rules(old, new, table="t") -> list[tuple[str, str]]:
+    return [(v.rule, v.path.rsplit(".", 1)[-1]) for v in check(dm_diff(old, new, table), "datamine")]
+
+
+# Types that render alike (all Avro int, or array of int) but that the document defines apart.
+RETYPED = [("BYTE", "INT32"), ("Byte", "Integer"), ("INT16", "INT32"), ("Short", "INT32"), ("BYTE", "INT16"),
+           ("List:Short", "List:Integer"), ("List:Byte", "List:INT32")]
+# Two names the document gives one type ("Integer (INT32)", "Short (INT16)", ...), and case.
+SAME_TYPE = [("Integer", "INT32"), ("Short", "INT16"), ("Byte", "BYTE"), ("Long", "INT64"), ("Boolean", "BOOL"),
+             ("String", "STRING"), ("Float", "FLOAT"), ("Double", "DOUBLE"), ("List:Short", "List:INT16"),
+             ("List:Integer", "List:INT32"), ("int32", "INT32")]
+
+
+@pytest.mark.parametrize("old,new", RETYPED)
+def test_datamine_type_change_hidden_by_rendering(old, new):
+    before, after = dm(col(1, "a", old, isRequired=True)), dm(col(1, "a", new, isRequired=True))
+    d = dm_diff(before, after)
+    assert kinds(d) == [("type_changed", "a")]
+    assert d.type_changed[0].path == d.type_changed[0].old_path  # the same path: only DataMine tells them apart
+    assert dm_rules(before, after) == [("datamine.no-type-change", "a")]
+    [v] = check(d, "datamine")
+    assert "the type of an existing field cannot be changed" in v.message
+    # the generic (Avro-shaped) diff of the same fields is unchanged: it compares paths and DataHub types
+    assert diff_fields(normalize(before, "datamine"), normalize(after, "datamine")).identical
+
+
+@pytest.mark.parametrize("old,new", SAME_TYPE)
+def test_datamine_aliases_of_one_type_are_no_change(old, new):
+    before, after = dm(col(1, "a", old)), dm(col(1, "a", new))
+    assert dm_diff(before, after).identical
+    assert dm_rules(before, after) == []
+
+
+def test_datamine_type_change_describes_the_datamine_types():
+    d = dm_diff(dm(col(1, "a", "Byte"), col(2, "xs", "List:Short")), dm(col(1, "a", "INT32"), col(2, "xs", "List:INT32")))
+    assert [c.describe() for c in d.changes] == [
+        "type BYTE (int, NumberType) -> INT32 (int, NumberType)",
+        "type List:INT16 (array.int, ArrayType) -> List:INT32 (array.int, ArrayType)",
+    ]
+
+
+def test_datamine_type_change_inside_a_nested_table():
+    rule = {"table": "rule", "fields": [col(1, "n", "INT16", isRequired=True)]}
+    retyped = {"table": "rule", "fields": [col(1, "n", "INT32", isRequired=True)]}
+    old = dm(col(1, "rules", "List:rule"), more=[rule])
+    new = dm(col(1, "rules", "List:rule"), more=[retyped])
+    assert dm_rules(old, new) == [("datamine.no-type-change", "n")]
+
+
+def test_datamine_rename_needs_the_same_datamine_type():
+    old = dm(col(1, "a", "INT32"), col(2, "b", "INT16"))
+    assert dm_rules(old, dm(col(1, "a", "INT32"), col(2, "c", "Short"))) == [("datamine.no-removal", "c")]
+    assert kinds(dm_diff(old, dm(col(1, "a", "INT32"), col(2, "c", "BYTE")))) == [("removed", "b"), ("added", "c")]
+
+
+SORTED = dm(col(1, "ts", "INT64", isRequired=True, isAscSortKey=True), col(2, "k", "STRING", isRequired=True))
+
+
+def _sorted(ts_flags=None, k_flags=None, extra=()):
+    return dm(col(1, "ts", "INT64", isRequired=True, **(ts_flags or {})),
+              col(2, "k", "STRING", isRequired=True, **(k_flags or {})), *extra)
+
+
+@pytest.mark.parametrize("new,expected", [
+    (_sorted(), [("datamine.sort-key-removed", "ts")]),
+    (_sorted(k_flags={"isAscSortKey": True}), [("datamine.sort-key-changed", "k")]),  # moved to another field
+    (_sorted(ts_flags={"isDesSortKey": True}), [("datamine.sort-key-changed", "ts")]),  # another order
+    (_sorted(ts_flags={"constraints": {"isDesSortKey": True}}), [("datamine.sort-key-changed", "ts")]),
+])
+def test_datamine_sort_key_removed_or_changed(new, expected):
+    assert dm_rules(SORTED, new) == expected
+
+
+def test_datamine_sort_key_messages():
+    [v] = check(dm_diff(SORTED, _sorted()), "datamine")
+    assert v.message == "sort key ts (ascending) removed: a table cannot get rid of its sort key once defined"
+    [v] = check(dm_diff(SORTED, _sorted(k_flags={"isDesSortKey": True})), "datamine")
+    assert v.message.startswith("sort key changed from ts (ascending) to k (descending): ")
+    [v] = check(dm_diff(_sorted(), SORTED), "datamine")
+    assert v.message == ("sort key ts (ascending) added to a table that had none: "
+                         "a table must define its sort key while initialization")
+    [c] = dm_diff(SORTED, _sorted()).changes
+    assert (c.kind, c.describe()) == ("sort_key_changed", "sort key ts (ascending) -> (none)")
+
+
+def test_datamine_sort_key_added_to_an_existing_table():
+    assert dm_rules(_sorted(), SORTED) == [("datamine.sort-key-added", "ts")]
+    new_field_sorts = _sorted(extra=[col(3, "n", "INT32", isAscSortKey=True)])
+    assert dm_rules(_sorted(), new_field_sorts) == [("datamine.sort-key-added", "n")]
+
+
+def test_datamine_sort_key_removed_with_its_field():
+    assert dm_rules(SORTED, dm(col(2, "k", "STRING", isRequired=True))) == [
+        ("datamine.no-removal", "ts"), ("datamine.sort-key-removed", "ts")]
+
+
+@pytest.mark.parametrize("new", [
+    SORTED,
+    dm(col(2, "k", "STRING", isRequired=True), col(1, "ts", "INT64", isRequired=True, isAscSortKey=True)),  # moved
+    dm(*SORTED["table_list"][0]["fields"], col(3, "note", "STRING")),  # an optional field added
+    dm(col(1, "ts", "Long", isRequired=True, constraints={"isAscSortKey": True}), col(2, "k", "String",
+                                                                                    isRequired=True)),
+])
+def test_datamine_unchanged_sort_key_is_not_flagged(new):
+    assert dm_rules(SORTED, new) == []
+    assert all(c.kind != "sort_key_changed" for c in dm_diff(SORTED, new).changes)
+
+
+def test_datamine_sort_key_of_a_table_without_one_is_no_change():
+    assert dm_diff(_sorted(), _sorted()).identical
+
+
+def test_datamine_sort_key_of_a_retyped_or_renamed_field_is_the_same_key():
+    retyped = dm(col(1, "ts", "INT32", isRequired=True, isAscSortKey=True), col(2, "k", "STRING", isRequired=True))
+    assert dm_rules(SORTED, retyped) == [("datamine.no-type-change", "ts")]
+    renamed = dm(col(1, "at", "INT64", isRequired=True, isAscSortKey=True), col(2, "k", "STRING", isRequired=True))
+    assert dm_rules(SORTED, renamed) == [("datamine.no-removal", "at")]
+
+
+def test_datamine_sort_key_needs_the_datamine_diff():
+    """Other formats' diffs know no sort key; the ODF rules have no sort-key rule."""
+    plain = diff_fields(normalize(SORTED, "datamine"), normalize(_sorted(), "datamine"))
+    assert plain.identical and check(plain, "datamine") == []
+    assert check(dm_diff(SORTED, _sorted()), "odf") == []
+
+
+def test_cli_datamine_type_changes(files):
+    old = files("v1.json", dm(col(1, "b", "BYTE"), col(2, "s", "INT16"), col(3, "xs", "List:Short")))
+    new = files("v2.json", dm(col(1, "b", "INT32"), col(2, "s", "INT32"), col(3, "xs", "List:Integer")))
+    r = runner.invoke(app, ["diff", old, new, "--rules", "datamine", "--json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.output)
+    assert [(v["rule"], v["path"].rsplit(".", 1)[-1]) for v in doc["violations"]] == [
+        ("datamine.no-type-change", "b"), ("datamine.no-type-change", "s"), ("datamine.no-type-change", "xs")]
+    r = runner.invoke(app, ["diff", old, new, "--rules", "datamine"])
+    assert r.exit_code == 1 and "3 violations of datamine" in r.output and "no-type-change" in r.output
+    assert "BYTE (int, NumberType)" in r.output
+    assert runner.invoke(app, ["diff", old, new]).exit_code == 0  # no rules: the changes only
+    alias = files("v3.json", dm(col(1, "b", "Byte"), col(2, "s", "Short"), col(3, "xs", "List:INT16")))
+    r = runner.invoke(app, ["diff", old, alias, "--rules", "datamine"])
+    assert r.exit_code == 0, r.output
+    assert "identical" in r.output
+
+
+def test_cli_datamine_sort_key(files):
+    base = files("v1.json", SORTED)
+    for name, new, rule in (("removed", _sorted(), "datamine.sort-key-removed"),
+                            ("changed", _sorted(k_flags={"isAscSortKey": True}), "datamine.sort-key-changed")):
+        r = runner.invoke(app, ["diff", base, files(f"{name}.json", new), "--rules", "datamine", "--json"])
+        assert r.exit_code == 1, r.output
+        assert [v["rule"] for v in json.loads(r.output)["violations"]] == [rule]
+    r = runner.invoke(app, ["diff", files("none.json", _sorted()), base, "--rules", "datamine", "--table", "t"])
+    assert r.exit_code == 1 and "sort_key_changed" in r.output and "sort-key-added" in r.output, r.output
+    assert runner.invoke(app, ["diff", base, files("same.json", SORTED), "--rules", "datamine"]).exit_code == 0
+
+
+def test_cli_datamine_new_table_may_define_its_sort_key(files):
+    other = {"table": "u", "fields": [col(1, "id", "INT64", isRequired=True, isDesSortKey=True)]}
+    r = runner.invoke(app, ["diff", files("v1.json", SORTED), files("v2.json", dm(*SORTED["table_list"][0]["fields"],
+                                                                                    more=[other])),
+                            "--rules", "datamine", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["violations"] == []

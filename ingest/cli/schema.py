@@ -57,20 +57,56 @@ def normalize_cmd(
     file: Path = typer.Argument(..., help="Schema file to normalize."),
     format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected from the file)."),
     key: bool = typer.Option(False, "--key", help="Treat it as a key schema ([key=True] paths)."),
-    as_json: Annotated[bool, json_option("Print a JSON array of DataHub SchemaField objects.")] = False,
+    table: str | None = typer.Option(None, "--table", "-t", help="DataMine: this table only "
+                                        "(default: every table of the file)."),
+    as_json: Annotated[bool, json_option(
+        "Print a JSON array of DataHub SchemaField objects (a DataMine file of several tables: an object "
+        "mapping each table name to its array)."
+    )] = False,
 ) -> None:
-    """Print the DataHub v2 field paths of a schema."""
+    """Print the DataHub v2 field paths of a schema (of each table of a DataMine file)."""
     from fieldgraph.normalizers import fields_of
 
     schema = read_schema(file, format)
-    model = schema.to_model()
-    with about(file):
-        fields = fields_of(model, key=key, name=file.name)
     fmt = schema.format
+    models = _tables_to_normalize(schema, table)
+    with about(file):
+        tables = {name: fields_of(model, key=key, name=file.name) for name, model in models.items()}
     if as_json:
-        sys.stdout.write(json.dumps([f.to_datahub() for f in fields], indent=2) + "\n")
+        if len(tables) == 1:
+            doc: Any = [f.to_datahub() for f in next(iter(tables.values()))]
+        else:
+            doc = {name: [f.to_datahub() for f in fields] for name, fields in tables.items()}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return
-    table = Table(title=f"{file.name} ({fmt}{', key' if key else ''}): {plural(len(fields), 'field')}")
+    for name, fields in tables.items():
+        label = f"{file.name} ({fmt}{', key' if key else ''})" + (f" table {name}" if name is not None else "")
+        out.print(_fields_table(f"{label}: {plural(len(fields), 'field')}", fields))
+
+
+def _tables_to_normalize(schema: SchemaFile, table: str | None) -> dict[str | None, Any]:
+    """The models ``normalize`` prints, by DataMine table name (None: the file's one schema).
+
+    A DataMine file gives every table (``table``: that one); any other file its one model.
+    """
+    if schema.format != "datamine":
+        if table is not None:
+            raise InputError(f"{schema.path}: --table applies to DataMine schemas only "
+                             f"(this schema's format is {schema.format})")
+        return {None: schema.to_model()}
+    from fieldgraph.normalizers.datamine import parse_datamine_tables
+
+    with about(schema.path):
+        tables = parse_datamine_tables(schema.data, name=schema.path.name)
+    if table is None:
+        return {name: model for name, model in tables.items()}
+    if table not in tables:
+        raise InputError(f"{schema.path}: no table {table!r}; the tables are: {', '.join(tables)}")
+    return {table: tables[table]}
+
+
+def _fields_table(title: str, fields: list[Any]) -> Table:
+    table = Table(title=title)
     for col in ("fieldPath", "type", "nativeDataType", "nullable", "description"):
         table.add_column(col, overflow="fold")
     for f in fields:
@@ -81,7 +117,7 @@ def normalize_cmd(
             "yes" if f.nullable else "",
             Text((f.description or "").strip()),
         )
-    out.print(table)
+    return table
 
 
 def diff_cmd(
@@ -108,15 +144,15 @@ def diff_cmd(
     if mode not in RULE_CHOICES:
         raise InputError(f"unknown --rules {rules!r}; choose one of: {', '.join(RULE_CHOICES[:-1])}")
     loaded = [read_schema(path, format) for path in schemas]
+    formats = sorted({s.format for s in loaded})
     try:
         units = _units(loaded, table)
-        report = [_judge(label, models, mode) for label, models in units]
+        report = [_judge(label, models, mode, formats[0] if len(formats) == 1 else None) for label, models in units]
     except FieldgraphError:
         raise
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise InputError(f"cannot compare the schemas: {exc}") from exc
 
-    formats = sorted({s.format for s in loaded})
     violations = [v for r in report for v in r["violations"]]
     if as_json:
         sys.stdout.write(json.dumps({
@@ -153,13 +189,14 @@ def _units(loaded: list[SchemaFile], table: str | None) -> list[tuple[str | None
     return [(None, [s.to_model() for s in loaded])]
 
 
-def _judge(label: str | None, models: list[Any], mode: str) -> dict[str, Any]:
+def _judge(label: str | None, models: list[Any], mode: str, format: str | None = None) -> dict[str, Any]:
     from fieldgraph.normalizers import fields_of
     from fieldgraph.normalizers.compat import RULES, check, check_compatibility
     from fieldgraph.normalizers.diff import diff_fields
 
     old, new = models[-2], models[-1]
-    diff = diff_fields(fields_of(old) if old is not None else [], fields_of(new) if new is not None else [])
+    diff = diff_fields(fields_of(old) if old is not None else [], fields_of(new) if new is not None else [],
+                       format=format)
     violations: list[dict[str, Any]] = []
     note = None
     if old is None:
