@@ -8,6 +8,7 @@ tags and terms are the schema's at that instant (hand-set tags have no history: 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -109,12 +110,15 @@ def _events(changes: Iterable[Change]) -> Iterator[list[Change]]:
 class LineageGraph:
     """Field-level lineage on a :class:`GraphStore`."""
 
-    def __init__(self, store: GraphStore) -> None:
+    def __init__(self, store: GraphStore, *, non_propagating: Iterable[str] = ()) -> None:
+        """``non_propagating``: tags (``Deprecated``, ``urn:li:tag:Deprecated``) and glossary terms
+        (``urn:li:glossaryTerm:X``) that stay on the fields that have them, never inherited downstream."""
         self.store = store
+        self.non_propagating = frozenset(label_of(t) for t in non_propagating if t.strip())
 
     @classmethod
-    def open(cls, uri: str | None = None, **kw: Any) -> LineageGraph:
-        return cls(open_store(uri, **kw))
+    def open(cls, uri: str | None = None, *, non_propagating: Iterable[str] = (), **kw: Any) -> LineageGraph:
+        return cls(open_store(uri, **kw), non_propagating=non_propagating)
 
     def close(self) -> None:
         self.store.close()
@@ -215,8 +219,12 @@ class LineageGraph:
 
     def _walk_edges(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
                     dataset_starts: Sequence[str], keep: Callable[[Hop], bool] | None,
-                    as_of: int | None) -> LineageResult:
-        cap = depth or DEFAULT_DEPTH_CAP
+                    as_of: int | None, *, capped: bool = True, deadline: float | None = None) -> LineageResult:
+        """The walk. ``capped`` False: no depth cap when ``depth`` is None (each field is expanded once, the time
+        budget the only limit), and a walk stopped at ``depth`` is partial only when more edges ``keep`` accepts
+        lead on to fields not reached yet. ``deadline`` (``time.monotonic()``): when the budget ends, for a walk
+        that shares it with other work (default: ``time_budget_s`` from now)."""
+        cap = depth or (DEFAULT_DEPTH_CAP if capped else None)
         then = as_of is not None
         step = cy.statement(_STEPS[direction, then])
         at = {"asOf": as_of} if then else {}
@@ -224,17 +232,22 @@ class LineageGraph:
                             depth=depth)
         seen = set(starts) | set(dataset_starts)
         frontier = list(starts)
-        deadline = time.monotonic() + time_budget_s
+        if deadline is None:
+            deadline = time.monotonic() + time_budget_s
+
+        def out_of_time(level: int) -> LineageResult:
+            res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
+            return res
+
         # one read transaction for every step where the store has them (Neo4j), timed out with the budget
-        with self.store.reading(timeout_ms=max(1, int(time_budget_s * 1000))):
+        with self.store.reading(timeout_ms=max(1, int((deadline - time.monotonic()) * 1000))):
             level = 0
             extra = list(dataset_starts)
-            while (frontier or extra) and level < cap:
+            while (frontier or extra) and (cap is None or level < cap):
                 level += 1
                 remaining_ms = int((deadline - time.monotonic()) * 1000)
                 if remaining_ms <= 0:
-                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level - 1}"
-                    return res
+                    return out_of_time(level - 1)
                 try:
                     rows = self.store.run(step, {"frontier": frontier, **at}, timeout_ms=remaining_ms) \
                         if frontier else []
@@ -243,30 +256,42 @@ class LineageGraph:
                                                {"frontier": extra, **at}, timeout_ms=remaining_ms)
                         extra = []
                 except QueryTimeout:
-                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
-                    return res
+                    return out_of_time(level)
                 nxt: list[str] = []
                 for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                    hop = Hop(r["from"], r["urn"], level, r.get("datasetUrn"), r.get("fieldPath"), r.get("edge") or {},
-                              bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous")))
-                    if keep is not None and not keep(hop):
+                    h = _hop(r, level)
+                    if keep is not None and not keep(h):
                         continue
-                    res.hops.append(hop)
+                    res.hops.append(h)
                     if r["urn"] not in seen:
                         seen.add(r["urn"])
                         nxt.append(r["urn"])
                 frontier = nxt
-            if frontier and keep is None:
-                # is there anything beyond the cap? (a filtered walk would have to filter the answer too)
+            if frontier and cap is not None and (keep is None or not capped):
+                # is there anything beyond the cap? (a filtered walk at the cap would have to filter the answer
+                # too; one at the depth asked for checks that the edges it would follow lead to fields not reached)
                 try:
-                    more = self.store.run(step, {"frontier": frontier[:1000], **at})
+                    more = self._leads_on(step, at, frontier, seen, keep, deadline) if not capped else \
+                        bool(self.store.run(step, {"frontier": frontier[:1000], **at}))
                 except QueryTimeout:
-                    res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {cap}"
-                    return res
+                    return out_of_time(cap)
                 if more:
                     res.partial, res.at_requested_depth = True, bool(depth)
                     res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
             return res
+
+    def _leads_on(self, step: str, at: dict[str, Any], frontier: list[str], seen: set[str],
+                  keep: Callable[[Hop], bool] | None, deadline: float) -> bool:
+        """Whether one more ``step`` from ``frontier`` reaches a field not ``seen`` along an edge ``keep`` accepts
+        (a dataset, reached by a dataset-level edge, leads no further); :class:`QueryTimeout` past ``deadline``."""
+        for batch in chunks(frontier, 1000):
+            remaining_ms = int((deadline - time.monotonic()) * 1000)
+            if remaining_ms <= 0:
+                raise QueryTimeout("out of time")
+            for r in self.store.run(step, {"frontier": batch, **at}, timeout_ms=remaining_ms):
+                if r["urn"] not in seen and r.get("datasetUrn") is not None and (keep is None or keep(_hop(r, 0))):
+                    return True
+        return False
 
     def upstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
                  as_of: int | None = None) -> LineageResult:
@@ -361,76 +386,130 @@ class LineageGraph:
 
     # ---- tags, glossary terms and their propagation (CDAP's propagateMetadata) ----
 
-    def tag(self, field: str, add: Sequence[str] = (), remove: Sequence[str] = ()) -> list[str]:
+    def tag(self, field: str, add: Sequence[str] = (), remove: Sequence[str] = (), *,
+            propagate: bool = True) -> HandSetLabels:
         """Add or remove tags (``PII``, ``urn:li:tag:PII``) or glossary terms (``urn:li:glossaryTerm:X``)
-        set by hand on a field; returns its hand-set labels."""
+        set by hand on a field; returns its hand-set labels (those that propagate, then those that do not;
+        ``.local``: the latter). ``propagate`` False: the labels added stay on this field (its own, never
+        inherited downstream); adding a label moves it between the two kinds. Removing removes it from either."""
         urn = self.resolve_field(field)
         rows = self.store.run(cy.statement("set_field_tags"), {"rows": [
-            {"urn": urn, "add": [label_of(t) for t in add], "remove": [label_of(t) for t in remove]}]}, write=True)
-        return list(rows[0]["manualTags"] or []) if rows else []
+            {"urn": urn, "add": list(dict.fromkeys(label_of(t) for t in add)), "remove": [label_of(t) for t in remove],
+             "local": not propagate}]}, write=True)
+        if not rows:
+            return HandSetLabels()
+        return HandSetLabels(rows[0]["manualTags"] or [], local=rows[0]["localTags"] or [])
 
     def _own_labels(self, urns: Sequence[str], as_of: int | None = None) -> dict[str, dict[str, Any]]:
+        """Each field's own tags and terms (``labels``: the schema's, those set in DataHub's UI or API
+        (``editableSchemaMetadata``: as they are now, also as of an instant), then those set by hand) and, among them,
+        those that do not propagate (``local``: set by hand with ``propagate=False``, or named by the graph's
+        ``non_propagating`` setting), with its ``datasetUrn`` and ``fieldPath``. The one place a field's own
+        labels are put together: ``tags``, ``tagged`` and ``field`` read them here."""
         out: dict[str, dict[str, Any]] = {}
         states = self._states(urns, as_of) if as_of is not None else {}
+        editable: dict[str, dict[str, list[str]]] = {}  # per dataset, parsed once
         for i in range(0, len(urns), 1000):
             for r in self.store.run(cy.statement("field_labels"), {"frontier": list(urns[i:i + 1000])}):
                 if as_of is not None:  # the schema's tags and terms then; hand-set ones as they are now
                     then = states.get(r["urn"]) or {}
                     r = {**r, "tags": then.get("tags"), "glossaryTerms": then.get("glossaryTerms")}
-                labels = [*(r["tags"] or []), *(f"urn:li:glossaryTerm:{t}" for t in r["glossaryTerms"] or []),
-                          *(r["manualTags"] or [])]
-                out[r["urn"]] = {"datasetUrn": r["datasetUrn"], "fieldPath": r["fieldPath"],
-                                 "labels": list(dict.fromkeys(labels))}
+                if r["datasetUrn"] not in editable:
+                    editable[r["datasetUrn"]] = editable_labels(r["editableLabels"])
+                spreading = [*(r["tags"] or []), *(f"urn:li:glossaryTerm:{t}" for t in r["glossaryTerms"] or []),
+                             *editable[r["datasetUrn"]].get(r["simplePath"] or "", ()), *(r["manualTags"] or [])]
+                labels = list(dict.fromkeys([*spreading, *(r["localTags"] or [])]))
+                propagating = {t for t in spreading if t not in self.non_propagating}
+                out[r["urn"]] = {"datasetUrn": r["datasetUrn"], "fieldPath": r["fieldPath"], "labels": labels,
+                                 "local": [t for t in labels if t not in propagating]}
+        return out
+
+    def _editable_labeled(self, label: str) -> list[str]:
+        """The fields whose dataset's ``editableSchemaMetadata`` gives them ``label``."""
+        out: list[str] = []
+        parsed: dict[str, dict[str, list[str]]] = {}
+        for r in self.store.run(cy.statement("editable_labeled_fields"), {"needle": json.dumps(label)}):
+            by_path = parsed.setdefault(r["editableLabels"], editable_labels(r["editableLabels"]))
+            if label in by_path.get(r["simplePath"] or "", ()):
+                out.append(r["urn"])
         return out
 
     def tags(self, field: str, *, indirect: bool = False, depth: int | None = None,
              time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> dict[str, Any]:
-        """A field's own tags and terms, and those it inherits along the edges that carry metadata
-        (identity and direct edges; not masking ones; indirect ones only with ``indirect``), each with
-        the upstream field it comes from and how far up that is. Computed from the edges that hold now
-        (or held at ``as_of``)."""
+        """A field's own tags and terms (``own``; ``local``: those of them that do not propagate), and those it
+        inherits (``inherited``) along the edges that carry metadata (identity and direct edges; not masking
+        ones; indirect ones only with ``indirect``), each with the upstream field it comes from, how far up that
+        is and the path. Computed from the edges that hold now (or held at ``as_of``).
+
+        The walk goes as far up as lineage goes (each field once; a field never inherits from itself through a
+        cycle), or ``depth`` hops. ``partial`` (with its ``reason``) when it stopped before the end: out of
+        ``time_budget_s``, or at ``depth`` with more lineage beyond."""
+        deadline = time.monotonic() + time_budget_s
         urn = self._existed(self.resolve_field(field), as_of)
-        res = self._walk([urn], "upstream", depth, time_budget_s,
-                         keep=lambda h: carries_metadata(h.edge, indirect=indirect), as_of=as_of)
+        res = self._walk_edges([urn], "upstream", depth, time_budget_s, (),
+                               lambda h: carries_metadata(h.edge, indirect=indirect), as_of,
+                               capped=False, deadline=deadline)
         dist: dict[str, int] = {}
         for h in res.hops:
-            if h.datasetUrn is not None:
+            if h.datasetUrn is not None and h.urn != urn:
                 dist.setdefault(h.urn, h.depth)
         labels = self._own_labels([urn, *dist], as_of)
-        own = labels.get(urn, {}).get("labels", [])
+        mine = labels.get(urn, {})
         inherited = []
         for u, d in sorted(dist.items(), key=lambda kv: (kv[1], kv[0])):
-            for label in labels.get(u, {}).get("labels", []):
-                inherited.append({"label": label, "from": u, "distance": d, "path": res.path_to(u)})
-        return {"field": urn, "own": own, "inherited": inherited, "partial": res.partial, "reason": res.reason}
+            theirs = labels.get(u, {})
+            for label in theirs.get("labels", []):
+                if label not in theirs["local"]:
+                    inherited.append({"label": label, "from": u, "distance": d, "path": res.path_to(u)})
+        return {"field": urn, "own": mine.get("labels", []), "local": mine.get("local", []), "inherited": inherited,
+                "partial": res.partial, "reason": res.reason}
 
     def tagged(self, label: str, *, indirect: bool = False, depth: int | None = None,
-               time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> list[dict[str, Any]]:
-        """Every field that carries a tag or term, its own or inherited (e.g. where PII flows): one row per
-        field with ``from`` (the fields the label comes from; the field itself when it is its own)."""
+               time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> dict[str, Any]:
+        """Every field that carries a tag or term, its own or inherited (e.g. where PII flows):
+        ``{"label", "fields", "partial", "reason"}``, ``fields`` a row per field with ``own``, ``from`` (the
+        fields the label comes from: the field itself first when it is its own) and ``distance`` (hops from the
+        nearest of them).
+
+        One walk downstream from every field whose own label propagates (not a ``non_propagating`` one, not
+        set by hand with ``propagate=False``), as far as lineage goes (each field once) or ``depth`` hops, within
+        ``time_budget_s`` for the whole call. ``partial`` (with its ``reason``) when the walk stopped before
+        the end."""
+        deadline = time.monotonic() + time_budget_s
         norm = label_of(label)
         term = norm.removeprefix("urn:li:glossaryTerm:") if norm.startswith("urn:li:glossaryTerm:") else None
         rows = self.store.run(cy.statement("labeled_fields" if as_of is None else "labeled_fields_as_of"),
                               {"rows": [{"tag": None if term else norm, "term": term}],
                                **({} if as_of is None else {"asOf": as_of})})
-        sources = [r["urn"] for r in rows]
-        carriers: dict[str, dict[str, Any]] = {u: {"urn": u, "own": True, "from": [u], "distance": 0} for u in sources}
-        for s in sources:
-            res = self._walk([s], "downstream", depth, time_budget_s,
-                             keep=lambda h: carries_metadata(h.edge, indirect=indirect), as_of=as_of)
-            for h in res.hops:
-                if h.datasetUrn is None:
-                    continue
-                c = carriers.setdefault(h.urn, {"urn": h.urn, "own": False, "from": [], "distance": h.depth})
-                if s not in c["from"]:
-                    c["from"].append(s)
-                c["distance"] = min(c["distance"], h.depth) if not c["own"] else 0
-        info = self._own_labels(list(carriers))
-        out = []
-        for u, c in sorted(carriers.items(), key=lambda kv: (kv[1]["distance"], kv[0])):
-            out.append({**c, "label": norm, "dataset": info.get(u, {}).get("datasetUrn"),
-                        "fieldPath": info.get(u, {}).get("fieldPath")})
-        return out
+        sources = sorted({*(r["urn"] for r in rows), *self._editable_labeled(norm)})
+        info = self._own_labels(sources, as_of)
+        spreading = [] if norm in self.non_propagating else \
+            [u for u in sources if norm not in info.get(u, {}).get("local", ())]
+        res = self._walk_edges(spreading, "downstream", depth, time_budget_s, (),
+                               lambda h: carries_metadata(h.edge, indirect=indirect), as_of,
+                               capped=False, deadline=deadline) if spreading else LineageResult("", "downstream")
+        carriers: dict[str, dict[str, Any]] = {
+            u: {"urn": u, "own": True, "from": [u], "distance": 0, "label": norm,
+                "dataset": info.get(u, {}).get("datasetUrn"), "fieldPath": info.get(u, {}).get("fieldPath")}
+            for u in sources}
+        nexts: dict[str, list[str]] = {}
+        for h in res.hops:  # level by level: the first hop to a field is from the nearest source
+            if h.datasetUrn is None:
+                continue
+            nexts.setdefault(h.from_urn, []).append(h.urn)
+            carriers.setdefault(h.urn, {"urn": h.urn, "own": False, "from": [], "distance": h.depth, "label": norm,
+                                        "dataset": h.datasetUrn, "fieldPath": h.fieldPath})
+        # where each field's label comes from: the sources that reach it (in memory, over the edges walked)
+        for s in spreading:
+            reached, todo = {s}, [s]
+            while todo:
+                for v in nexts.get(todo.pop(), ()):
+                    if v not in reached:
+                        reached.add(v)
+                        todo.append(v)
+                        carriers[v]["from"].append(s)
+        fields = sorted(carriers.values(), key=lambda c: (c["distance"], c["urn"]))
+        return {"label": norm, "fields": fields, "partial": res.partial, "reason": res.reason}
 
     # ---- listings ----
 
@@ -564,6 +643,12 @@ class LineageGraph:
 _FIELD_COLUMNS = ("type", "nativeDataType", "nullable", "isPartOfKey", "description")
 
 
+def _hop(r: dict[str, Any], depth: int) -> Hop:
+    """The hop a walk step's row describes, ``depth`` hops from the start."""
+    return Hop(r["from"], r["urn"], depth, r.get("datasetUrn"), r.get("fieldPath"), r.get("edge") or {},
+               bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous")))
+
+
 def _at_or_before(t: Any, as_of: int) -> bool:
     return t is not None and t <= as_of
 
@@ -581,6 +666,17 @@ def _state_then(row: dict[str, Any], as_of: int) -> dict[str, Any] | None:
     return None
 
 
+def editable_labels(stored: str | None) -> dict[str, list[str]]:
+    """A dataset's tags and terms set in DataHub's UI or API (``editableLabels``, JSON ``[[fieldPath, [label]]]``)
+    by the v1 form of their field path: DataHub matches them to a schema's fields by that form (its field paths
+    are often v1 there), so a field gets those of its own v1 path (``DatasetField.simplePath``)."""
+    out: dict[str, list[str]] = {}
+    for path, labels in json.loads(stored) if stored else ():
+        have = out.setdefault(simple_ref(path), [])
+        have += (x for x in labels if x not in have)
+    return out
+
+
 def label_of(text: str) -> str:
     """The stored form of a tag or term a user names: a tag by its name (``urn:li:tag:PII`` -> ``PII``),
     a glossary term by its URN (``urn:li:glossaryTerm:Classification.Sensitive``)."""
@@ -590,4 +686,13 @@ def label_of(text: str) -> str:
     return text.removeprefix("urn:li:tag:")
 
 
-__all__ = ["Hop", "IngestReport", "LineageGraph", "LineageResult", "gc_paused"]
+class HandSetLabels(list[str]):
+    """The tags and terms set by hand on a field (:meth:`LineageGraph.tag`): those that propagate, then those
+    that stay on the field (``local``)."""
+
+    def __init__(self, spreading: Iterable[str] = (), local: Iterable[str] = ()) -> None:
+        self.local = list(local)
+        super().__init__([*spreading, *self.local])
+
+
+__all__ = ["HandSetLabels", "Hop", "IngestReport", "LineageGraph", "LineageResult", "gc_paused"]

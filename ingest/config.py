@@ -6,6 +6,7 @@ Config file (``--config worker.toml`` or ``FIELDGRAPH_CONFIG``)::
     group_id = "fieldgraph"
     topics = ["MetadataChangeLog_Versioned_v1"]
     graph = "bolt://neo4j:7687"
+    non_propagating = ["Deprecated", "urn:li:glossaryTerm:Internal.Draft"]   # never inherited downstream
     schema_registry_url = "http://schema-registry:8081"
     [kafka]                      # librdkafka settings, passed through as they are
     "security.protocol" = "SASL_SSL"
@@ -13,15 +14,17 @@ Config file (``--config worker.toml`` or ``FIELDGRAPH_CONFIG``)::
     [schema_registry]            # SchemaRegistryClient settings
     "basic.auth.user.info" = "key:secret"
 
-Environment: ``FIELDGRAPH_<SETTING>`` for each setting (``FIELDGRAPH_TOPICS`` comma-separated),
-``FIELDGRAPH_KAFKA_<NAME>`` for a librdkafka setting (``FIELDGRAPH_KAFKA_SASL_MECHANISM=PLAIN`` ->
+Environment: ``FIELDGRAPH_<SETTING>`` for each setting (``FIELDGRAPH_TOPICS`` and ``FIELDGRAPH_NON_PROPAGATING``
+comma-separated), ``FIELDGRAPH_KAFKA_<NAME>`` for a librdkafka setting (``FIELDGRAPH_KAFKA_SASL_MECHANISM=PLAIN`` ->
 ``sasl.mechanism``), ``FIELDGRAPH_SCHEMA_REGISTRY_<NAME>`` likewise for the registry client.
+
+``non_propagating`` is the graph's (every command that opens it reads it: :class:`GraphConfig`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,11 @@ DEFAULT_TOPICS = ("MetadataChangeLog_Versioned_v1", "MetadataChangeProposal_v1",
 class GraphConfig:
     """Where the lineage graph is, read once at the edge: flags, then the environment
     (``FIELDGRAPH_GRAPH``, ``FIELDGRAPH_GRAPH_NAME``, ``FIELDGRAPH_DATA``, ``NEO4J_USERNAME``,
-    ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``), then the defaults (the embedded FalkorDB in ``.fieldgraph/``)."""
+    ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``), then the defaults (the embedded FalkorDB in ``.fieldgraph/``).
+
+    ``non_propagating``: the tags and terms that stay on the fields that have them, never inherited downstream
+    (``LineageGraph``'s setting): the caller's, else ``FIELDGRAPH_NON_PROPAGATING`` (comma-separated), else the
+    ``non_propagating`` list of the config file ``FIELDGRAPH_CONFIG`` names, else none."""
 
     uri: str = "embedded"
     name: str | None = None
@@ -48,21 +55,38 @@ class GraphConfig:
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     database: str | None = None
+    non_propagating: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, *, uri: str | None = None, name: str | None = None,
-                 data_dir: str | None = None) -> GraphConfig:
+                 data_dir: str | None = None, non_propagating: Sequence[str] | None = None) -> GraphConfig:
         env = os.environ if env is None else env
+        if non_propagating is None:
+            non_propagating = _non_propagating(env)
         return cls(uri=uri or env.get("FIELDGRAPH_GRAPH") or "embedded",
                    name=name or env.get("FIELDGRAPH_GRAPH_NAME") or None,
                    data_dir=data_dir or env.get("FIELDGRAPH_DATA") or None,
                    user=env.get("NEO4J_USERNAME") or env.get("NEO4J_USER") or None,
-                   password=env.get("NEO4J_PASSWORD"), database=env.get("NEO4J_DATABASE") or None)
+                   password=env.get("NEO4J_PASSWORD"), database=env.get("NEO4J_DATABASE") or None,
+                   non_propagating=tuple(non_propagating))
 
     def open(self, **kw: Any) -> LineageGraph:
         """The graph (``kw``: ``batch_size``, ``schema``)."""
         return LineageGraph.open(self.uri, graph=self.name, data_dir=self.data_dir, user=self.user,
-                                 password=self.password, database=self.database, **kw)
+                                 password=self.password, database=self.database,
+                                 non_propagating=self.non_propagating, **kw)
+
+
+def _non_propagating(env: Mapping[str, str]) -> list[str]:
+    """The ``non_propagating`` setting of the environment, else of the config file ``FIELDGRAPH_CONFIG`` names."""
+    if "FIELDGRAPH_NON_PROPAGATING" in env:
+        return list(_coerce("non_propagating", env["FIELDGRAPH_NON_PROPAGATING"],
+                            "environment FIELDGRAPH_NON_PROPAGATING"))
+    path = env.get("FIELDGRAPH_CONFIG")
+    if not path:
+        return []
+    doc = _load_toml(Path(path))
+    return list(_coerce("non_propagating", doc.get("non_propagating", []), path))
 
 
 @dataclass
@@ -88,6 +112,8 @@ class WorkerConfig:
     strict_aspects: bool = False
     #: JSON file mapping OpenLineage namespaces to DataHub platforms (see ingest/sources/openlineage.py)
     openlineage_platforms: str | None = None
+    #: tags and terms never inherited downstream (the graph's setting; see GraphConfig)
+    non_propagating: list[str] = field(default_factory=list)
     kafka: dict[str, str] = field(default_factory=dict)
     schema_registry: dict[str, str] = field(default_factory=dict)
     #: the graph with its credentials, as load_config read them (not a setting of its own)
@@ -143,7 +169,7 @@ class ServeConfig:
         return cfg
 
 
-_LISTS = {"topics", "avsc"}
+_LISTS = {"topics", "avsc", "non_propagating"}
 _DICTS = {"kafka", "schema_registry"}
 
 
@@ -198,7 +224,8 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
             setattr(cfg, k, _coerce(k, v, f"--{k.replace('_', '-')}"))
     if not cfg.topics:
         raise ConfigError("no topics to subscribe to (--topic)")
-    cfg.graph_target = GraphConfig.from_env(env, uri=cfg.graph, name=cfg.graph_name)
+    cfg.graph_target = GraphConfig.from_env(env, uri=cfg.graph, name=cfg.graph_name,
+                                            non_propagating=cfg.non_propagating)
     if cfg.batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {cfg.batch_size}")
     return cfg
@@ -207,15 +234,19 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
 _NAMES = {f.name for f in fields(WorkerConfig)} - {"graph_target"}
 
 
-def _read_file(cfg: WorkerConfig, p: Path) -> None:
+def _load_toml(p: Path) -> dict[str, Any]:
     import tomllib
 
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        return tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: not TOML: {exc}") from None
+
+
+def _read_file(cfg: WorkerConfig, p: Path) -> None:
+    doc = _load_toml(p)
     for k, v in doc.items():
         if k not in _NAMES:
             raise ConfigError(f"{p}: unknown setting {k!r}; known: {', '.join(sorted(_NAMES))}")

@@ -108,7 +108,7 @@ def answers(g: Any, as_of: int | None) -> dict[str, Any]:
                                    tuple(h.edge.get(k) for k in EDGE_KEYS)) for h in res.hops)
             out[f"tags {f}"] = (sorted(tags["own"]), sorted((i["label"], i["from"], i["distance"])
                                                             for i in tags["inherited"]))
-    out["tagged PII"] = sorted((r["urn"], r["own"], r["distance"]) for r in g.tagged("PII", as_of=as_of))
+    out["tagged PII"] = sorted((r["urn"], r["own"], r["distance"]) for r in g.tagged("PII", as_of=as_of)["fields"])
     return out
 
 
@@ -172,7 +172,7 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
     assert cli("lineage", "downstream", sf(a, "x"))["hops"] == []
     assert [i["label"] for i in cli("tags", p, "--as-of", then)["inherited"]] == ["PII"]
     assert cli("tags", p)["inherited"] == []
-    assert [r["fieldPath"] for r in cli("tagged", "PII", "--as-of", then)] == ["x", "p"]
+    assert [r["fieldPath"] for r in cli("tagged", "PII", "--as-of", then)["fields"]] == ["x", "p"]
     fields_then = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("lineage", "fields", a, "--as-of", then)}
     fields_now = {r["fieldPath"]: (r["removed"], r["type"]) for r in cli("lineage", "fields", a)}
     assert fields_then == {"x": (False, "StringType"), "y": (False, "StringType")}

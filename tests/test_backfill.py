@@ -279,6 +279,35 @@ def test_sql_and_datahub_queries_backfill_like_a_replay(spark, target, graphs, t
     assert backfilled.stats()["dataDerivedFromEdges"] == 8 + 2  # the query's 8 edges, daily's 2
 
 
+def test_data_jobs_and_field_tags_set_in_datahub_backfill_like_a_replay(spark, target, graphs, tmp_path) -> None:
+    """A data job's versions (one dropping a dataset it wrote, then the job deleted and back) and a dataset's
+    editableSchemaMetadata versions: the same graph, present and past, as a replay."""
+    from .test_datahub_jobs import CLEAN, JOB, MART, RAW, job_io
+    from .test_governance import editable_event
+
+    events = [schema_event(RAW, ["id", "email", "country"], 1), schema_event(CLEAN, ["id", "email"], 1),
+              schema_event(MART, ["id", "country"], 1),
+              job_io([(sf(CLEAN, "email"), [sf(RAW, "email")]), (sf(MART, "country"), [sf(RAW, "country")])],
+                     [CLEAN, MART], 10),
+              editable_event(RAW, {"email": (["PII"], [])}, 10),
+              job_io([(sf(CLEAN, "email"), [sf(RAW, "email")])], [CLEAN], 20),
+              editable_event(RAW, {"email": (["PII"], ["Sensitive"]), "country": (["Geo"], [])}, 30),
+              editable_event(RAW, {"email": (["Stale"], [])}, 5),  # late: changes nothing
+              {"entityType": "dataJob", "entityUrn": JOB, "changeType": "DELETE", "aspectName": "dataJobInputOutput",
+               "systemMetadata": {"lastObserved": 40}},
+              job_io([(sf(MART, "id"), [sf(RAW, "id")])], [MART], 50)]
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    uri_b, backfilled = target
+    uri_r, replayed = graphs()
+    backfill(spark, uri_b, [path], rejects=str(tmp_path / "rej"))
+    replay(uri_r, [path], tmp_path / "r.jsonl")
+    assert_same(dump(backfilled), dump(replayed))
+    past = backfilled.query("MATCH ()-[e:PreviouslyDerivedFrom]->() RETURN e.validFrom AS f, e.validTo AS t")
+    assert sorted((r["f"], r["t"]) for r in past) == [(10, 20), (10, 40)]
+    assert backfilled.tags(sf(RAW, "country"))["own"] == ["Geo"]
+
+
 def _avro_file(path: Path, events: list[dict[str, Any]], bad_value: bool = False) -> None:
     """An Avro container file of MCP records (DataHub's MetadataChangeProposal, the fields fieldgraph reads)."""
     import fastavro

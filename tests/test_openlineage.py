@@ -176,7 +176,7 @@ def test_on_the_graph_with_propagation_through_masking(graph) -> None:
     (edge,) = [h.edge for h in up.hops if h.fieldPath == "email"]
     assert edge["firstSeen"] == edge["lastSeen"] == T0 and edge["source"] == "openlineage:spark/gold_users"
     # pii on users.email and users.address.city: city flows by identity, the email hash is masked
-    pii = {r["fieldPath"]: r for r in graph.tagged("pii") if r["dataset"] == GOLD}
+    pii = {r["fieldPath"]: r for r in graph.tagged("pii")["fields"] if r["dataset"] == GOLD}
     assert set(pii) == {"city"}
     assert graph.tags(field_urn(GOLD, "city"))["inherited"][0]["from"] == field_urn(USERS, "address.city")
     assert graph.tags(field_urn(GOLD, "email_hash"))["inherited"] == []

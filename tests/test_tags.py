@@ -57,10 +57,10 @@ def test_schema_tags_and_terms_propagate_and_masking_stops_them(chain) -> None:
         ("PII", field_urn(SRC, "email"), 2), ("urn:li:glossaryTerm:Sensitive", field_urn(SRC, "email"), 2)]
     assert inh["inherited"][0]["path"] == [field_urn(OUT, "email"), field_urn(MID, "email"), field_urn(SRC, "email")]
     assert chain.tags(sf(OUT, "email_hash"))["inherited"] == []  # the hash masks it
-    where = {(r["dataset"], r["fieldPath"]): r for r in chain.tagged("PII")}
+    where = {(r["dataset"], r["fieldPath"]): r for r in chain.tagged("PII")["fields"]}
     assert set(where) == {(SRC, "email"), (MID, "email"), (OUT, "email")}
     assert where[(SRC, "email")]["own"] and where[(OUT, "email")]["from"] == [field_urn(SRC, "email")]
-    assert {r["fieldPath"] for r in chain.tagged("urn:li:glossaryTerm:Sensitive")} == {"email"}
+    assert {r["fieldPath"] for r in chain.tagged("urn:li:glossaryTerm:Sensitive")["fields"]} == {"email"}
 
 
 def test_hand_set_tags_propagate_and_follow_edge_changes(chain) -> None:
@@ -70,7 +70,7 @@ def test_hand_set_tags_propagate_and_follow_edge_changes(chain) -> None:
     ingest(chain, lineage_event(MID, [(sf(MID, "email"), [sf(SRC, "email")])], 3))
     assert chain.tags(sf(MID, "country"))["inherited"] == []
     assert chain.tag(sf(SRC, "country"), remove=["Geo"]) == []
-    assert chain.tagged("Geo") == []
+    assert chain.tagged("Geo")["fields"] == []
 
 
 def test_indirect_edges_carry_tags_only_when_asked(graph) -> None:
@@ -79,9 +79,9 @@ def test_indirect_edges_carry_tags_only_when_asked(graph) -> None:
     gold = "urn:li:dataset:(urn:li:dataPlatform:s3,lake/gold/active_users,PROD)"
     users = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.users,PROD)"
     graph.tag(field_urn(users, "country"), add=["Geo"])
-    assert {r["fieldPath"] for r in graph.tagged("PII") if r["dataset"] == gold} == {"email"}  # not email_sha
-    assert [r for r in graph.tagged("Geo") if r["dataset"] == gold] == []
-    assert {r["fieldPath"] for r in graph.tagged("Geo", indirect=True) if r["dataset"] == gold} == {
+    assert {r["fieldPath"] for r in graph.tagged("PII")["fields"] if r["dataset"] == gold} == {"email"}  # not email_sha
+    assert [r for r in graph.tagged("Geo")["fields"] if r["dataset"] == gold] == []
+    assert {r["fieldPath"] for r in graph.tagged("Geo", indirect=True)["fields"] if r["dataset"] == gold} == {
         "user_id", "email", "email_sha", "signup_day"}
 
 
@@ -104,7 +104,8 @@ def test_cli_tag_tags_tagged_and_lineage_summary(graph, monkeypatch) -> None:
         assert tags["inherited"][0]["from"] == field_urn(users, "email")
         assert "users.email" in run("tags", field_urn(profiles, "email")).stdout
         tagged = json.loads(run("tagged", "PII", "--json").stdout)
-        assert {r["fieldPath"] for r in tagged} == {"email"} and len(tagged) == 4  # 2 sources, 2 destinations
+        assert tagged["label"] == "PII" and tagged["partial"] is False and tagged["reason"] is None
+        assert {r["fieldPath"] for r in tagged["fields"]} == {"email"} and len(tagged["fields"]) == 4  # 2 + 2
         inc = json.loads(run("lineage-summary", field_urn(profiles, "name"), "--direction", "incoming",
                              "--start", "2025-01-01", "--end", "2025-01-02T00:00:00Z", "--json").stdout)
         assert inc["summary"] == [{"dataset": users, "fields": ["first_name", "last_name"]}]
@@ -119,3 +120,193 @@ def test_cli_tag_tags_tagged_and_lineage_summary(graph, monkeypatch) -> None:
         assert "ISO 8601" in run("lineage-summary", field_urn(users, "id"), "--start", "soon", code=3).stderr
     finally:
         run("query", "MATCH (n) DETACH DELETE n", "--write")
+
+
+# --- propagation that is complete, or says it is not ---------------------------------------------------------------
+
+HOPS = 60
+LINKS = [ds(f"db.link{i:02d}") for i in range(HOPS + 1)]
+
+
+@pytest.fixture
+def long_chain(graph):
+    """link00.v (PII) -> link01.v -> ... -> link60.v: 60 identity hops, past the lineage walks' depth cap of 50."""
+    ingest(graph, tagged_schema(LINKS[0], {"v": (["PII"], [])}, 1),
+           *(tagged_schema(u, {"v": ([], [])}, 1) for u in LINKS[1:]),
+           *(lineage_event(down, [(sf(down, "v"), [sf(up, "v")])], 2) for up, down in zip(LINKS, LINKS[1:],
+                                                                                           strict=False)))
+    return graph
+
+
+def test_tags_and_tagged_walk_as_far_as_lineage_goes(long_chain) -> None:
+    last = long_chain.tags(sf(LINKS[-1], "v"))
+    assert [(i["label"], i["from"], i["distance"]) for i in last["inherited"]] == [
+        ("PII", field_urn(LINKS[0], "v"), HOPS)]
+    assert last["partial"] is False and last["reason"] is None
+    assert last["inherited"][0]["path"] == [field_urn(u, "v") for u in reversed(LINKS)]
+    where = long_chain.tagged("PII")
+    assert where["label"] == "PII" and where["partial"] is False and where["reason"] is None
+    assert [(r["urn"], r["distance"]) for r in where["fields"]] == [(field_urn(u, "v"), i) for i, u in enumerate(LINKS)]
+    assert where["fields"][-1]["from"] == [field_urn(LINKS[0], "v")] and not where["fields"][-1]["own"]
+
+
+def test_tag_walks_out_of_time_or_at_the_depth_asked_say_they_are_partial(long_chain) -> None:
+    last = long_chain.tags(sf(LINKS[-1], "v"), time_budget_s=1e-9)
+    assert last["partial"] is True and "time budget" in last["reason"] and last["inherited"] == []
+    where = long_chain.tagged("PII", time_budget_s=1e-9)
+    assert where["partial"] is True and "time budget" in where["reason"]
+    assert [r["urn"] for r in where["fields"]] == [field_urn(LINKS[0], "v")]  # the source: found before the walk
+    # a depth asked for: partial when more lineage lies beyond it, complete when the walk ends within it
+    short = long_chain.tags(sf(LINKS[-1], "v"), depth=10)
+    assert short["partial"] is True and short["reason"] == "depth 10 reached; more lineage lies beyond"
+    assert short["inherited"] == []
+    enough = long_chain.tags(sf(LINKS[10], "v"), depth=10)
+    assert enough["partial"] is False and [i["distance"] for i in enough["inherited"]] == [10]
+    assert long_chain.tagged("PII", depth=HOPS)["partial"] is False
+    cut = long_chain.tagged("PII", depth=HOPS - 1)
+    assert cut["partial"] is True and cut["reason"] == f"depth {HOPS - 1} reached; more lineage lies beyond"
+    assert len(cut["fields"]) == HOPS
+
+
+def test_a_field_never_inherits_from_itself_through_a_cycle(graph) -> None:
+    a, b = ds("db.a"), ds("db.b")
+    ingest(graph, tagged_schema(a, {"x": (["PII"], [])}, 1), tagged_schema(b, {"x": ([], [])}, 1),
+           lineage_event(b, [(sf(b, "x"), [sf(a, "x")])], 2), lineage_event(a, [(sf(a, "x"), [sf(b, "x")])], 2))
+    graph.tag(sf(b, "x"), add=["Geo"])
+    mine = graph.tags(sf(a, "x"))
+    assert mine["own"] == ["PII"] and mine["partial"] is False
+    assert [(i["label"], i["from"], i["distance"]) for i in mine["inherited"]] == [("Geo", field_urn(b, "x"), 1)]
+    theirs = graph.tags(sf(b, "x"))
+    assert [(i["label"], i["from"], i["distance"]) for i in theirs["inherited"]] == [("PII", field_urn(a, "x"), 1)]
+    where = graph.tagged("PII")
+    assert [(r["urn"], r["own"], r["from"], r["distance"]) for r in where["fields"]] == [
+        (field_urn(a, "x"), True, [field_urn(a, "x")], 0), (field_urn(b, "x"), False, [field_urn(a, "x")], 1)]
+    assert where["partial"] is False
+
+
+def test_tagged_walks_once_from_many_sources(graph) -> None:
+    """Three PII sources feeding one another and one sink: each field lists every source that reaches it (never
+    itself twice), at the distance of the nearest."""
+    s1, s2, s3, sink = ds("db.s1"), ds("db.s2"), ds("db.s3"), ds("db.sink")
+    ingest(graph, *(tagged_schema(u, {"x": (["PII"], [])}, 1) for u in (s1, s2, s3)),
+           tagged_schema(sink, {"x": ([], [])}, 1),
+           lineage_event(s2, [(sf(s2, "x"), [sf(s1, "x")])], 2),
+           lineage_event(sink, [(sf(sink, "x"), [sf(s2, "x"), sf(s3, "x")])], 2))
+    rows = {r["urn"]: (r["own"], r["from"], r["distance"]) for r in graph.tagged("PII")["fields"]}
+    f1, f2, f3, fs = (field_urn(u, "x") for u in (s1, s2, s3, sink))
+    assert rows == {f1: (True, [f1], 0), f2: (True, [f2, f1], 0), f3: (True, [f3], 0), fs: (False, [f1, f2, f3], 1)}
+
+
+# --- tags and terms that do not propagate --------------------------------------------------------------------------
+
+
+def test_configured_non_propagating_labels_stay_on_their_fields(chain) -> None:
+    from fieldgraph.graph import LineageGraph
+
+    g = LineageGraph(chain.store, non_propagating=["urn:li:tag:PII", " "])
+    src = g.tags(sf(SRC, "email"))
+    assert src["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"] and src["local"] == ["PII"]
+    assert [i["label"] for i in g.tags(sf(OUT, "email"))["inherited"]] == ["urn:li:glossaryTerm:Sensitive"]
+    assert [r["urn"] for r in g.tagged("PII")["fields"]] == [field_urn(SRC, "email")]
+    assert {r["fieldPath"] for r in g.tagged("urn:li:glossaryTerm:Sensitive")["fields"]} == {"email"}
+    terms = LineageGraph(chain.store, non_propagating=["urn:li:glossaryTerm:Sensitive"])
+    assert [r["urn"] for r in terms.tagged("urn:li:glossaryTerm:Sensitive")["fields"]] == [field_urn(SRC, "email")]
+    assert [i["label"] for i in terms.tags(sf(OUT, "email"))["inherited"]] == ["PII"]
+    assert chain.tags(sf(SRC, "email"))["local"] == []  # the graph without the setting: both propagate
+    # a hand-set tag named by the setting stays on its field too
+    g.tag(sf(SRC, "country"), add=["PII"])
+    assert g.tags(sf(MID, "country"))["inherited"] == []
+    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["PII"]
+
+
+def test_hand_set_tags_that_do_not_propagate(chain) -> None:
+    country = sf(SRC, "country")
+    now = chain.tag(country, add=["Geo"], propagate=False)
+    assert now == ["Geo"] and now.local == ["Geo"]
+    assert chain.tags(country)["own"] == ["Geo"] and chain.tags(country)["local"] == ["Geo"]
+    assert chain.tags(sf(MID, "country"))["inherited"] == []
+    assert chain.tagged("Geo") == {"label": "Geo", "partial": False, "reason": None, "fields": [
+        {"urn": field_urn(SRC, "country"), "own": True, "from": [field_urn(SRC, "country")], "distance": 0,
+         "label": "Geo", "dataset": SRC, "fieldPath": "country"}]}
+    # added again without propagate=False: it moves to the labels that propagate
+    now = chain.tag(country, add=["Geo", "Region"])
+    assert now == ["Geo", "Region"] and now.local == []
+    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["Geo", "Region"]
+    chain.tag(country, add=["Geo"], propagate=False)
+    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["Region"]
+    assert chain.tag(country, remove=["Geo", "Region"]) == [] and chain.tags(country)["own"] == []
+    # a field's own label that does not propagate does not stop the same label flowing through it from upstream
+    chain.tag(sf(MID, "email"), add=["PII"], propagate=False)
+    rows = {r["urn"]: (r["own"], r["from"]) for r in chain.tagged("PII")["fields"]}
+    assert rows[field_urn(MID, "email")] == (True, [field_urn(MID, "email"), field_urn(SRC, "email")])
+    assert rows[field_urn(OUT, "email")] == (False, [field_urn(SRC, "email")])
+
+
+def test_cli_partial_tag_walks_and_non_propagating_tags(chain, monkeypatch, tmp_path) -> None:
+    from fieldgraph.ingest.cli.boundary import EXIT_PARTIAL
+
+    monkeypatch.setenv("FIELDGRAPH_GRAPH", chain.uri)
+    monkeypatch.delenv("FIELDGRAPH_NON_PROPAGATING", raising=False)
+    monkeypatch.delenv("FIELDGRAPH_CONFIG", raising=False)
+    runner = CliRunner()
+
+    def run(*args, code=0, env=None):
+        res = runner.invoke(app, list(args), env=env)
+        assert res.exit_code == code, res.output
+        return res
+
+    where = json.loads(run("tagged", "PII", "--json").stdout)
+    assert where["partial"] is False and len(where["fields"]) == 3
+    cut = json.loads(run("tagged", "PII", "--json", "--time-budget", "1e-9", code=EXIT_PARTIAL).stdout)
+    assert cut["label"] == "PII" and cut["partial"] is True and "time budget" in cut["reason"]
+    assert "partial result: time budget" in run("tagged", "PII", "--time-budget", "1e-9", code=EXIT_PARTIAL).stdout
+    tags = json.loads(run("tags", sf(OUT, "email"), "--json", "--time-budget", "1e-9", code=EXIT_PARTIAL).stdout)
+    assert tags["partial"] is True and tags["inherited"] == []
+
+    # --no-propagate, then --remove
+    assert "Geo (not propagated)" in run("tag", sf(SRC, "country"), "Geo", "--no-propagate").stdout
+    own = json.loads(run("tags", sf(SRC, "country"), "--json").stdout)
+    assert own["own"] == own["local"] == ["Geo"]
+    assert "(own, not propagated)" in run("tags", sf(SRC, "country")).stdout
+    assert json.loads(run("tags", sf(MID, "country"), "--json").stdout)["inherited"] == []
+    assert [r["urn"] for r in json.loads(run("tagged", "Geo", "--json").stdout)["fields"]] == [
+        field_urn(SRC, "country")]
+    assert "(no hand-set tags)" in run("tag", sf(SRC, "country"), "urn:li:tag:Geo", "--remove").stdout
+    assert json.loads(run("tags", sf(SRC, "country"), "--json").stdout)["own"] == []
+
+    # the setting, from the environment or the config file FIELDGRAPH_CONFIG names (the environment first)
+    config = tmp_path / "fieldgraph.toml"
+    config.write_text('non_propagating = ["urn:li:glossaryTerm:Sensitive", "PII"]\n')
+    for env in ({"FIELDGRAPH_NON_PROPAGATING": "urn:li:glossaryTerm:Sensitive,PII"},
+                {"FIELDGRAPH_CONFIG": str(config)}):
+        out = json.loads(run("tags", sf(OUT, "email"), "--json", env=env).stdout)
+        assert out["inherited"] == [] and out["partial"] is False
+        src = json.loads(run("tags", sf(SRC, "email"), "--json", env=env).stdout)
+        assert src["local"] == src["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"]
+        assert len(json.loads(run("tagged", "PII", "--json", env=env).stdout)["fields"]) == 1
+    both = {"FIELDGRAPH_CONFIG": str(config), "FIELDGRAPH_NON_PROPAGATING": "PII"}
+    assert [i["label"] for i in json.loads(run("tags", sf(OUT, "email"), "--json", env=both).stdout)["inherited"]] \
+        == ["urn:li:glossaryTerm:Sensitive"]
+
+
+def test_worker_config_reads_the_setting() -> None:
+    from fieldgraph.ingest.config import GraphConfig, load_config
+
+    cfg = load_config(env={"FIELDGRAPH_NON_PROPAGATING": "Deprecated, urn:li:glossaryTerm:Internal.Draft"})
+    assert cfg.graph_config().non_propagating == ("Deprecated", "urn:li:glossaryTerm:Internal.Draft")
+    assert GraphConfig.from_env({}).non_propagating == ()
+    assert GraphConfig.from_env({"FIELDGRAPH_NON_PROPAGATING": "X"}, non_propagating=["Y"]).non_propagating == ("Y",)
+
+
+def test_service_tag_endpoints_say_partial(long_chain) -> None:
+    from fieldgraph.ingest.config import ServeConfig
+
+    from .test_service import served
+
+    with served(long_chain, ServeConfig(rate_limit=0)) as service:
+        where = service.ok("/api/v1/tagged", label="PII")
+        assert where["partial"] is False and len(where["fields"]) == HOPS + 1
+        cut = service.ok("/api/v1/tagged", label="PII", depth=5)
+        assert cut["partial"] is True and cut["reason"] == "depth 5 reached; more lineage lies beyond"
+        last = service.ok("/api/v1/tags", field=sf(LINKS[-1], "v"))
+        assert [i["distance"] for i in last["inherited"]] == [HOPS] and last["partial"] is False

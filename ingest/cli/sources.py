@@ -8,7 +8,16 @@ from rich.text import Text
 
 from fieldgraph.errors import InputError
 from fieldgraph.ingest.cli.boundary import finish, value_errors_are_bad_input
-from fieldgraph.ingest.cli.options import AsJson, AsOf, GraphName, GraphUri, open_graph, parse_time
+from fieldgraph.ingest.cli.options import (
+    DEFAULT_TIME_BUDGET,
+    AsJson,
+    AsOf,
+    GraphName,
+    GraphUri,
+    TimeBudget,
+    open_graph,
+    parse_time,
+)
 from fieldgraph.ingest.cli.render import Name, ds, dump, out, plural, short
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
@@ -18,28 +27,35 @@ def tag_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     tags: list[str] = typer.Argument(..., help="Tags (PII or urn:li:tag:PII) or glossary terms "
                                      "(urn:li:glossaryTerm:X)."),
-    remove: bool = typer.Option(False, "--remove", help="Remove these tags instead of adding them."),
+    remove: bool = typer.Option(False, "--remove", help="Remove these tags instead of adding them (whether they "
+                                "propagate or not)."),
+    no_propagate: bool = typer.Option(False, "--no-propagate", help="Keep these tags on this field only: its own, "
+                                      "never inherited downstream."),
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
-    """Set tags or glossary terms on a field by hand (they propagate downstream like the schema's own)."""
+    """Set tags or glossary terms on a field by hand (they propagate downstream like the schema's own, unless
+    --no-propagate)."""
     with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
-        now = g.tag(field, add=() if remove else tags, remove=tags if remove else ())
-    out.print(Text(f"{short(field)}: {', '.join(now) or '(no hand-set tags)'}"))
+        now = g.tag(field, add=() if remove else tags, remove=tags if remove else (), propagate=not no_propagate)
+    shown = [f"{t} (not propagated)" if t in now.local else t for t in now]
+    out.print(Text(f"{short(field)}: {', '.join(shown) or '(no hand-set tags)'}"))
 
 
 def tags_cmd(
     field: str = typer.Argument(..., help="Field URN."),
     indirect: bool = IndirectOpt,
+    budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
-    """A field's own tags and terms, and those it inherits, with the upstream field each comes from."""
+    """A field's own tags and terms, and those it inherits, with the upstream field each comes from (as far up as
+    lineage goes)."""
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        res = g.tags(field, indirect=indirect, as_of=when)
+        res = g.tags(field, indirect=indirect, time_budget_s=budget, as_of=when)
     if as_json:
         dump(res)
         finish(partial=res["partial"])
@@ -48,7 +64,7 @@ def tags_cmd(
     for col in ("tag", "from", "distance"):
         t.add_column(col, overflow="fold")
     for label in res["own"]:
-        t.add_row(Text(label), "(own)", "0")
+        t.add_row(Text(label), "(own, not propagated)" if label in res["local"] else "(own)", "0")
     for i in res["inherited"]:
         t.add_row(Text(i["label"]), Name(short(i["from"])), str(i["distance"]))
     out.print(t)
@@ -60,18 +76,22 @@ def tags_cmd(
 def tagged_cmd(
     tag: str = typer.Argument(..., help="Tag (PII) or glossary term URN."),
     indirect: bool = IndirectOpt,
+    budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
-    """Every field that carries a tag or term, its own or inherited (e.g. where PII flows)."""
+    """Every field that carries a tag or term, its own or inherited (e.g. where PII flows), as far down as
+    lineage goes. --json: {"label", "fields": [...], "partial", "reason"}."""
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
-        rows = g.tagged(tag, indirect=indirect, as_of=when)
+        res = g.tagged(tag, indirect=indirect, time_budget_s=budget, as_of=when)
     if as_json:
-        dump(rows)
+        dump(res)
+        finish(partial=res["partial"])
         return
+    rows = res["fields"]
     t = Table(title=f"{plural(len(rows), 'field')} {'carries' if len(rows) == 1 else 'carry'} {tag}")
     for col in ("dataset", "field", "from", "distance"):
         t.add_column(col, overflow="fold")
@@ -79,6 +99,9 @@ def tagged_cmd(
         t.add_row(Name(ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
                   Text("(own)" if r["own"] else "\n".join(short(u) for u in r["from"])), str(r["distance"]))
     out.print(t)
+    if res["partial"]:
+        out.print(Text(f"partial result: {res['reason']}", style="yellow"))
+    finish(partial=res["partial"])
 
 
 def lineage_summary_cmd(

@@ -113,18 +113,25 @@ def unresolved(graph: Graph, ambiguous: bool = False) -> Response:
     return _json(graph.ambiguous() if ambiguous else graph.unresolved())
 
 
+#: the tag walks go as far as lineage goes unless a request asks for fewer hops
+TagDepth = Annotated[int | None, Query(ge=1, le=MAX_DEPTH, description="Hops (default: as far as lineage goes, "
+                                       "within the time budget).")]
+
+
 @router.get("/tags")
-def tags(graph: Graph, field: Field, indirect: bool = False, depth: Depth = None, budget: Budget = 10.0,
+def tags(graph: Graph, field: Field, indirect: bool = False, depth: TagDepth = None, budget: Budget = 10.0,
          as_of: When = None) -> Response:
-    """A field's own tags and terms, and those it inherits along lineage."""
+    """A field's own tags and terms (``local``: those that do not propagate), and those it inherits along
+    lineage; ``partial`` and its ``reason`` when the walk stopped before the end."""
     return _json(graph.tags(field, indirect=indirect, depth=depth, time_budget_s=budget,
                             as_of=parse_time(as_of, "as_of")))
 
 
 @router.get("/tagged")
 def tagged(graph: Graph, label: Annotated[str, Query(description="A tag (PII, urn:li:tag:PII) or a term URN.")],
-           indirect: bool = False, depth: Depth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
-    """Every field carrying a tag or term, its own or inherited: where it flows."""
+           indirect: bool = False, depth: TagDepth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
+    """Every field carrying a tag or term, its own or inherited: where it flows. ``{"label", "fields",
+    "partial", "reason"}``."""
     return _json(graph.tagged(label, indirect=indirect, depth=depth, time_budget_s=budget,
                               as_of=parse_time(as_of, "as_of")))
 
