@@ -26,6 +26,7 @@ from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW  # noqa: E
 pytestmark = pytest.mark.integration
 
 ORDERS, RAW, CUSTOMERS = ds("dh.orders"), ds("dh.raw_orders"), ds("dh.customers")
+JOB = "urn:li:dataJob:(urn:li:dataFlow:(airflow,nightly,prod),load_orders)"
 
 
 def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
@@ -50,6 +51,14 @@ def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
         stamped(MCPW(entityUrn=ORDERS, aspect=lineage), 100),
         stamped(MCPW(entityUrn=ORDERS, aspect=m.StatusClass(removed=False)), 100),
         MCPW(entityUrn=RAW, aspect=lineage.__class__(upstreams=[])),  # no fine-grained lineage: nothing to draw
+        # a steward's tag on a column, and a data job's column lineage
+        stamped(MCPW(entityUrn=RAW, aspect=m.EditableSchemaMetadataClass(editableSchemaFieldInfo=[
+            m.EditableSchemaFieldInfoClass("id", globalTags=m.GlobalTagsClass([m.TagAssociationClass(
+                "urn:li:tag:PII")]))])), 100),
+        stamped(MCPW(entityUrn=JOB, aspect=m.DataJobInputOutputClass(
+            inputDatasets=[RAW], outputDatasets=[ORDERS], fineGrainedLineages=[m.FineGrainedLineageClass(
+                upstreamType="FIELD_SET", upstreams=[make_schema_field_urn(RAW, "id")], downstreamType="FIELD",
+                downstreams=[make_schema_field_urn(ORDERS, "id")])])), 100),
         m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=CUSTOMERS, aspects=[
             datahub_schema("id", "email"), m.StatusClass(removed=False)])),
     ]
@@ -61,16 +70,20 @@ def test_datahubs_kafka_emitter_feeds_the_worker(broker, graph, monkeypatch):
 
     cfg = worker_config(broker, [mcp_topic, mce_topic], graph.uri, schema_registry_url=registry)
     w = ThreadWorker(cfg)
-    wait_committed(broker, cfg.group_id, mcp_topic, 5, 60)
+    wait_committed(broker, cfg.group_id, mcp_topic, 7, 60)
     wait_committed(broker, cfg.group_id, mce_topic, 1, 60)
     up = graph.upstream(make_field_urn(ORDERS, "total"))
     assert [(h.datasetUrn, h.fieldPath, h.edge["transformation"]) for h in up.hops] == [(RAW, "a,b", "SUM")]
     assert {f["fieldPath"] for f in graph.fields(CUSTOMERS)} == {"id", "email"}
+    id_up = graph.upstream(make_field_urn(ORDERS, "id"))
+    assert [(h.datasetUrn, h.fieldPath, h.edge["program"]) for h in id_up.hops] == [(RAW, "id", JOB)]
+    assert [(i["label"], i["from"]) for i in graph.tags(make_field_urn(ORDERS, "id"))["inherited"]] == [
+        ("PII", make_field_urn(RAW, "id"))]
 
     # DataHub's wrapper sends a DELETE without systemMetadata: it applies in arrival order
     emitter.emit(MCPW(entityUrn=ORDERS, aspectName="upstreamLineage", changeType="DELETE", aspect=None))
     emitter.flush()
-    wait_committed(broker, cfg.group_id, mcp_topic, 6, 60)
+    wait_committed(broker, cfg.group_id, mcp_topic, 8, 60)
     stats = w.stop()
     assert stats.dlq == 0 and stats.ignored == 1  # the status aspect
     assert graph.upstream(make_field_urn(ORDERS, "total")).hops == []
