@@ -74,7 +74,9 @@ class EdgeProps:
     ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
     :class:`RunOperations`); ``transformations``: every
     ``KIND/SUBTYPE`` seen (OpenLineage lists several). DataHub's aspects also say where in the aspect the
-    edge was declared (``upstream_type``, ``downstream_type``, ``index``) and when (``created_at``).
+    edge was declared (``upstream_type``, ``downstream_type``, ``index``) and, where the aspect says it (the RFC's
+    mappings), when (``created_at``): an edge has no time of its own otherwise, so one a new version repeats keeps
+    its interval.
     """
 
     source_format: str

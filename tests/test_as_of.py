@@ -193,3 +193,19 @@ def test_lineage_commands_take_as_of_and_diff_lineage_shows_what_changed(graph) 
     assert table.exit_code == 0 and "removed" in table.output and "added" in table.output, table.output
     bad = run.invoke(app, ["lineage", "upstream", p, "--as-of", "last tuesday", "--graph", graph.uri])
     assert bad.exit_code == 3 and "--as-of 'last tuesday'" in bad.output
+
+
+def test_an_edge_each_upstream_lineage_version_repeats_keeps_its_interval(graph) -> None:
+    """DataHub sends upstreamLineage again on every ingestion run: an edge it repeats is one fact holding since the
+    first version (not a past edge per run), and one it drops ends at that version."""
+    from .conftest import lineage_event, schema_event
+
+    a, b = ds("runs.a"), ds("runs.b")
+    events = [schema_event(a, ["x", "y"], 1), schema_event(b, ["x", "y"], 1)]
+    events += [lineage_event(b, [(sf(b, "x"), [sf(a, "x")]), (sf(b, "y"), [sf(a, "y")])], ts) for ts in (10, 20, 30)]
+    events.append(lineage_event(b, [(sf(b, "x"), [sf(a, "x")])], 40))
+    graph.ingest([c for e in events for c in decode_event(e)], batch_events=1)
+    rows = graph.query("MATCH (d)-[e:DataDerivedFrom|PreviouslyDerivedFrom]->() "
+                       "RETURN d.fieldPath AS f, type(e) AS t, e.validFrom AS since, e.validTo AS until")
+    assert sorted((r["f"], r["t"], r["since"], r["until"]) for r in rows) == [
+        ("x", "DataDerivedFrom", 10, None), ("y", "PreviouslyDerivedFrom", 10, 40)]

@@ -47,8 +47,8 @@ def test_replacing_an_aspect_replaces_its_edges_and_stamps(graph) -> None:
     e = edges(graph)
     assert set(e) == {(field_urn(B, "x"), field_urn(A, "x"))}
     (props,) = e.values()
-    # no history of replaced aspects is kept (so a Spark backfill of the newest aspects equals a replay)
-    assert props["firstSeen"] == props["lastSeen"] == 20
+    # the edge both versions list is one fact: first seen in the first, last seen in the second
+    assert (props["validFrom"], props["firstSeen"], props["lastSeen"]) == (10, 10, 20)
     ingest(graph, mcp(B, "upstreamLineage", None, 30, change="DELETE"))
     assert edges(graph) == {}
 

@@ -73,7 +73,7 @@ def test_fine_grained_lineage() -> None:
     (e,) = c.edges
     assert (e.downstream, e.upstream) == (sf(A, "y"), sf(B, "x"))
     assert (e.props.upstream_type, e.props.downstream_type, e.props.confidence) == ("FIELD_SET", "FIELD", 1.0)
-    assert (e.props.created_at, e.props.index, c.fields) == (7, 0, (sf(A, "y"),))
+    assert (e.props.created_at, e.props.index, c.fields) == (None, 0, (sf(A, "y"),))  # no time of its own
 
 
 def test_delete_and_unrelated_aspects() -> None:

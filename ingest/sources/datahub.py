@@ -691,13 +691,16 @@ def to_change(urn: str, aspect: Aspect, ts: int, origin: str, where: str = "aspe
 
 
 def _upstream_lineage(urn: str, aspect: UpstreamLineage, ts: int, origin: str) -> LineageChange:
+    """The aspect's fine-grained lineages as edges. They carry no time of their own (``createdAt`` only when the
+    source gives one, as the RFC's mappings do): an edge the next version repeats is the same fact and keeps its
+    ``validFrom``, where a stamp of each version would split it at every version DataHub sends."""
     edges: list[FieldEdge] = []
     dataset_edges: list[FieldEdge] = []
     fields: list[str] = []
     for i, fg in enumerate(aspect.fineGrainedLineages or []):
         subtype, masking = operation_subtype(fg.transformOperation)
         props = EdgeProps(SOURCE_FORMATS[UPSTREAM_LINEAGE], transformation=fg.transformOperation, subtype=subtype,
-                          masking=masking, confidence=fg.confidenceScore, query=fg.query, created_at=ts,
+                          masking=masking, confidence=fg.confidenceScore, query=fg.query,
                           upstream_type=fg.upstreamType, downstream_type=fg.downstreamType, index=i)
         fields.extend(fg.downstreams)
         into = dataset_edges if fg.upstreamType == "DATASET" else edges
@@ -731,7 +734,7 @@ def _dataset_upstream_lineage(urn: str, aspect: DatasetUpstreamLineage, ts: int,
         subtype, masking = operation_subtype(m.transformationFunction)
         props = EdgeProps(SOURCE_FORMATS[DATASET_UPSTREAM_LINEAGE], transformation=m.transformationFunction,
                           subtype=subtype, masking=masking, created_at=m.created.time if m.created and m.created.time
-                          else ts, upstream_type="FIELD_SET", downstream_type="FIELD", index=i)
+                          else None, upstream_type="FIELD_SET", downstream_type="FIELD", index=i)
         edges.extend(FieldEdge(m.destinationField, u, props) for u in m.sourceFields)
     return LineageChange(urn, DATASET_UPSTREAM_LINEAGE, tuple(edges), (),
                          tuple(m.destinationField for m in aspect.fieldMappings), ts, origin)
