@@ -546,7 +546,7 @@ class LineageGraph:
         tags = self.tags(urn, as_of=as_of)
         return {**row, "dataset": dataset, "fieldPath": row.get("fieldPath") or FieldUrn.parse(urn).field_path,
                 "placeholder": bool(row.get("placeholder")), "removed": bool(row.get("removed")),
-                "tags": {"own": tags["own"], "inherited": tags["inherited"]}}
+                "tags": {"own": tags["own"], "local": tags["local"], "inherited": tags["inherited"]}}
 
     def search(self, text: str, limit: int = 20) -> dict[str, list[dict[str, Any]]]:
         """Datasets whose name and fields whose path (v2 or simple) contain ``text``, case-insensitively."""

@@ -131,7 +131,7 @@ def test_every_read_endpoint_answers_what_the_graph_answers(service: Service) ->
 
     field = service.ok("/api/v1/field", urn=TOTAL)
     assert field["dataset"] == REPORT and field["fieldPath"] == "total_revenue" and field["type"] == "NumberType"
-    assert field["tags"] == {"own": [], "inherited": []} and field["placeholder"] is False
+    assert field["tags"] == {"own": [], "local": [], "inherited": []} and field["placeholder"] is False
 
     assert service.ok("/api/v1/fields", dataset=DAILY) == same(g.fields(DAILY))
     assert service.ok("/api/v1/datasets/lineage", dataset=REPORT) == same(g.dataset_lineage(REPORT))
