@@ -344,15 +344,20 @@ class QueryProperties(_Open):
     lastModified: AuditStamp | None = None
 
 
+def _named_urn(v: str, prefix: str, what: str) -> str:
+    """``v`` when it is ``prefix`` followed by a name, else the error naming what it should be."""
+    if not v.startswith(prefix) or v == prefix:
+        raise ValueError(f"a {what} is a {what} URN ({prefix}NAME), got {v!r}")
+    return v
+
+
 class TagAssociation(_Open):
     tag: str
 
     @field_validator("tag")
     @classmethod
     def _tag_urn(cls, v: str) -> str:
-        if not v.startswith("urn:li:tag:") or v == "urn:li:tag:":
-            raise ValueError(f"a tag is a tag URN (urn:li:tag:NAME), got {v!r}")
-        return v
+        return _named_urn(v, "urn:li:tag:", "tag")
 
 
 class GlobalTags(_Open):
@@ -365,9 +370,7 @@ class GlossaryTermAssociation(_Open):
     @field_validator("urn")
     @classmethod
     def _term_urn(cls, v: str) -> str:
-        if not v.startswith("urn:li:glossaryTerm:") or v == "urn:li:glossaryTerm:":
-            raise ValueError(f"a glossary term is a term URN (urn:li:glossaryTerm:NAME), got {v!r}")
-        return v
+        return _named_urn(v, "urn:li:glossaryTerm:", "glossary term")
 
 
 class GlossaryTerms(_Open):
@@ -578,39 +581,22 @@ def _job_urn(urn: str | None, where: str = "entityUrn") -> str:
 
 
 def _data_job_change(job: str, value: Any, ts: int, origin: str, where: str) -> DataJobChange:
-    """A job's lineage: its fine-grained lineages as a dataset's ``upstreamLineage`` ones (the job on every edge,
-    as its ``program``; no ``createdAt``: an edge the job's next version repeats keeps its ``validFrom``); its
-    outputs, the datasets it lists and those of the fields it writes."""
+    """A job's lineage: its fine-grained lineages as a dataset's ``upstreamLineage`` ones, the job on every edge
+    (its ``program``); its outputs, the datasets it lists and those of the fields it writes."""
     try:
         aspect = DataJobInputOutput.model_validate(value)
     except ValidationError as exc:
         raise EventError(_format_validation(exc, where)) from None
-    edges: list[FieldEdge] = []
-    dataset_edges: list[FieldEdge] = []
-    fields: list[str] = []
+    lineages = aspect.fineGrainedLineages or []
     outputs = [_canonical_dataset(u, f"{where}.outputDatasets[{i}]") for i, u in enumerate(aspect.outputDatasets)]
     outputs += (_canonical_dataset(e.destinationUrn, f"{where}.outputDatasetEdges[{i}].destinationUrn")
                 for i, e in enumerate(aspect.outputDatasetEdges or []))
-    for i, ref in enumerate(aspect.outputDatasetFields or []):
-        outputs.append(str(_field_ref(ref, f"{where}.outputDatasetFields[{i}]").dataset))
-        fields.append(ref)
-    for i, fg in enumerate(aspect.fineGrainedLineages or []):
-        w = f"{where}.fineGrainedLineages[{i}]"
-        for j, ref in enumerate(fg.downstreams):
-            outputs.append(str(_field_ref(ref, f"{w}.downstreams[{j}]").dataset))
-        for j, ref in enumerate(fg.upstreams):
-            if fg.upstreamType == "DATASET":
-                _canonical_dataset(ref, f"{w}.upstreams[{j}]")
-            else:
-                _field_ref(ref, f"{w}.upstreams[{j}]")
-        subtype, masking = operation_subtype(fg.transformOperation)
-        props = EdgeProps(SOURCE_FORMATS[UPSTREAM_LINEAGE], transformation=fg.transformOperation, subtype=subtype,
-                          masking=masking, confidence=fg.confidenceScore, query=fg.query, program=job,
-                          upstream_type=fg.upstreamType, downstream_type=fg.downstreamType, index=i)
-        fields.extend(fg.downstreams)
-        into = dataset_edges if fg.upstreamType == "DATASET" else edges
-        into.extend(FieldEdge(d, u, props) for d in fg.downstreams for u in fg.upstreams)
-    return DataJobChange(job, tuple(edges), tuple(dataset_edges), tuple(dict.fromkeys(fields)),
+    outputs += (str(_field_ref(ref, f"{where}.outputDatasetFields[{i}]").dataset)
+                for i, ref in enumerate(aspect.outputDatasetFields or []))
+    outputs += _check_fine_grained(lineages, f"{where}.fineGrainedLineages")
+    edges, dataset_edges, fields = _fine_grained_edges(lineages, program=job)
+    return DataJobChange(job, tuple(edges), tuple(dataset_edges),
+                         tuple(dict.fromkeys([*(aspect.outputDatasetFields or []), *fields])),
                          tuple(dict.fromkeys(outputs)), ts, origin)
 
 
@@ -691,22 +677,30 @@ def to_change(urn: str, aspect: Aspect, ts: int, origin: str, where: str = "aspe
 
 
 def _upstream_lineage(urn: str, aspect: UpstreamLineage, ts: int, origin: str) -> LineageChange:
-    """The aspect's fine-grained lineages as edges. They carry no time of their own (``createdAt`` only when the
-    source gives one, as the RFC's mappings do): an edge the next version repeats is the same fact and keeps its
-    ``validFrom``, where a stamp of each version would split it at every version DataHub sends."""
+    edges, dataset_edges, fields = _fine_grained_edges(aspect.fineGrainedLineages or [])
+    return LineageChange(urn, UPSTREAM_LINEAGE, tuple(edges), tuple(dataset_edges), tuple(fields), ts, origin,
+                         _underived_queries(aspect))
+
+
+def _fine_grained_edges(lineages: list[FineGrainedLineage], program: str | None = None,
+                        ) -> tuple[list[FieldEdge], list[FieldEdge], list[str]]:
+    """DataHub's fine-grained lineages (a dataset's ``upstreamLineage``, a job's ``dataJobInputOutput``) as field
+    edges, dataset edges (``upstreamType`` DATASET) and the downstream fields they name; ``program``: the job that
+    made them. They carry no time of their own (``createdAt`` only when the source gives one, as the RFC's
+    mappings do): an edge the next version repeats is the same fact and keeps its ``validFrom``, where a stamp of
+    each version would split it at every version DataHub sends."""
     edges: list[FieldEdge] = []
     dataset_edges: list[FieldEdge] = []
     fields: list[str] = []
-    for i, fg in enumerate(aspect.fineGrainedLineages or []):
+    for i, fg in enumerate(lineages):
         subtype, masking = operation_subtype(fg.transformOperation)
         props = EdgeProps(SOURCE_FORMATS[UPSTREAM_LINEAGE], transformation=fg.transformOperation, subtype=subtype,
-                          masking=masking, confidence=fg.confidenceScore, query=fg.query,
+                          masking=masking, confidence=fg.confidenceScore, query=fg.query, program=program,
                           upstream_type=fg.upstreamType, downstream_type=fg.downstreamType, index=i)
         fields.extend(fg.downstreams)
         into = dataset_edges if fg.upstreamType == "DATASET" else edges
         into.extend(FieldEdge(d, u, props) for d in fg.downstreams for u in fg.upstreams)
-    return LineageChange(urn, UPSTREAM_LINEAGE, tuple(edges), tuple(dataset_edges), tuple(fields), ts, origin,
-                         _underived_queries(aspect))
+    return edges, dataset_edges, fields
 
 
 def _underived_queries(aspect: UpstreamLineage) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -761,21 +755,30 @@ def _field_ref(ref: str, where: str) -> FieldUrn:
         raise EventError(str(exc), where=where) from None
 
 
+def _check_fine_grained(lineages: list[FineGrainedLineage], where: str, dataset_urn: str | None = None) -> list[str]:
+    """Every reference of fine-grained lineages parses, and each downstream field belongs to ``dataset_urn`` when
+    given (a dataset's aspect; a job's may write several); returns the downstream fields' datasets."""
+    datasets: list[str] = []
+    for i, fg in enumerate(lineages):
+        w = f"{where}[{i}]"
+        for j, ref in enumerate(fg.downstreams):
+            ds = str(_field_ref(ref, f"{w}.downstreams[{j}]").dataset)
+            if dataset_urn is not None and ds != dataset_urn:
+                raise EventError(f"downstream field {ref!r} is not a field of the aspect's dataset {dataset_urn}",
+                                 where=f"{w}.downstreams[{j}]")
+            datasets.append(ds)
+        for j, ref in enumerate(fg.upstreams):
+            if fg.upstreamType == "DATASET":
+                _canonical_dataset(ref, f"{w}.upstreams[{j}]")
+            else:
+                _field_ref(ref, f"{w}.upstreams[{j}]")
+    return datasets
+
+
 def check_lineage_refs(dataset_urn: str, aspect: Aspect, where: str) -> None:
     """Every reference parses, and every downstream field belongs to the aspect's own dataset."""
     if isinstance(aspect, UpstreamLineage):
-        for i, fg in enumerate(aspect.fineGrainedLineages or []):
-            w = f"{where}.fineGrainedLineages[{i}]"
-            for j, ref in enumerate(fg.downstreams):
-                f = _field_ref(ref, f"{w}.downstreams[{j}]")
-                if str(f.dataset) != dataset_urn:
-                    raise EventError(f"downstream field {ref!r} is not a field of the aspect's dataset {dataset_urn}",
-                                     where=f"{w}.downstreams[{j}]")
-            for j, ref in enumerate(fg.upstreams):
-                if fg.upstreamType == "DATASET":
-                    _canonical_dataset(ref, f"{w}.upstreams[{j}]")
-                else:
-                    _field_ref(ref, f"{w}.upstreams[{j}]")
+        _check_fine_grained(aspect.fineGrainedLineages or [], f"{where}.fineGrainedLineages", dataset_urn)
     elif isinstance(aspect, DatasetUpstreamLineage):
         for i, m in enumerate(aspect.fieldMappings):
             w = f"{where}.fieldMappings[{i}]"
