@@ -429,8 +429,9 @@ class LineageGraph:
         out: list[str] = []
         parsed: dict[str, dict[str, list[str]]] = {}
         for r in self.store.run(cy.statement("editable_labeled_fields"), {"needle": json.dumps(label)}):
-            by_path = parsed.setdefault(r["editableLabels"], editable_labels(r["editableLabels"]))
-            if label in by_path.get(r["simplePath"] or "", ()):
+            if r["editableLabels"] not in parsed:  # one dataset's fields share it: parsed once
+                parsed[r["editableLabels"]] = editable_labels(r["editableLabels"])
+            if label in parsed[r["editableLabels"]].get(r["simplePath"] or "", ()):
                 out.append(r["urn"])
         return out
 
