@@ -17,7 +17,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +148,17 @@ def dump(g: Any) -> dict[str, Any]:
     edges = g.query("MATCH (a)-[e]->(b) RETURN a.urn AS a, type(e) AS type, properties(e) AS props, b.urn AS b")
     key = lambda x: json.dumps(x, sort_keys=True, default=str)  # noqa: E731
     return {"nodes": sorted(nodes, key=key), "edges": sorted(edges, key=key)}
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Callable[[str, Any], str]:
+    """``files(name, obj)``: ``obj`` written as JSON to ``name`` in the test's folder; returns its path."""
+    def write(name: str, obj: Any) -> str:
+        p = tmp_path / name
+        p.write_text(json.dumps(obj))
+        return str(p)
+
+    return write
 
 
 # --- event builders for the graph tests ---

@@ -289,16 +289,6 @@ def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env={"COLUMNS": "250", "PATH": "/usr/bin:/bin"})
 
 
-@pytest.fixture
-def files(tmp_path):
-    def write(name, obj):
-        p = tmp_path / name
-        p.write_text(json.dumps(obj))
-        return str(p)
-
-    return write
-
-
 @pytest.mark.parametrize("mode", ["backward", "forward"])
 def test_cli_diff_rejects_a_decimal_scale_change(files, mode):
     old = files("old.avsc", rec(f("id", "long"), f("amount", dec(10, 2)), name="Payment", ns="shop"))

@@ -331,16 +331,6 @@ def test_unknown_mode():
 runner = CliRunner()
 
 
-@pytest.fixture
-def files(tmp_path):
-    def write(name, obj):
-        p = tmp_path / name
-        p.write_text(json.dumps(obj))
-        return str(p)
-
-    return write
-
-
 def test_cli_diff_no_rules_exit_0(files):
     r = runner.invoke(app, ["diff", files("a.avsc", V1), files("b.avsc", V2)])
     assert r.exit_code == 0, r.output
