@@ -1,14 +1,19 @@
 """Normalizer throughput: fields/s of fieldgraph vs DataHub's converters on one corpus.
 
-Usage: python benchmarks/normalize.py [--rounds 5] [--scale 1] [--only avro]
+Usage: python benchmarks/normalize.py [--rounds 9] [--scale 1] [--only avro] [--mypyc]
 
-Avro is measured here; the other formats by the ``normalize_formats_*.py`` scripts beside
-this one (JSON Schema and Protobuf against DataHub's converters, Arrow/Spark against
-DataHub's Hive column converter), run in turn and merged into one JSON document.
+Avro is measured here, by shape: small schemas (about 13 fields), wide (2,500+ fields), deep (10 levels of
+nested records) and union-heavy (60% of the fields unions of primitives, records and arrays); the other
+formats by the ``normalize_formats_*.py`` scripts beside this one, run in turn and merged into one JSON
+document.
 
-Prints JSON. Both sides get the same schema text (parsing included, since that is what
-a user hands either of them), run alternately, best round each; the outputs are checked
-identical first (the ``recursive`` flag aside), so the ratio compares equal work.
+Prints JSON. Both sides get the same schema text (parsing included, since that is what a user hands
+either of them), run alternately, best round each; the outputs are checked identical first (the
+``recursive`` flag aside), so the ratio compares equal work. No cache: every schema is parsed and walked.
+
+``--mypyc`` also measures the same source compiled: the walk (``normalizers/visitor.py``) and the Avro
+parser (``normalizers/avro.py``) built with mypyc (it comes with mypy, in the test extra; it needs a C
+compiler) into a copy of the package in a tmp folder, run in a second process against DataHub again.
 """
 
 from __future__ import annotations
@@ -19,17 +24,27 @@ import random
 import sys
 import time
 import warnings
+from pathlib import Path
 
 
-def _record(rng: random.Random, name: str, depth: int, width: int, counter: list[int]) -> dict:
+def _record(rng: random.Random, name: str, depth: int, width: int, counter: list[int],
+            unions: float = 0.0) -> dict:
+    """A record of ``width`` fields; nested records and arrays of records down to ``depth`` levels; with
+    ``unions``, that share of the fields are unions of several primitives and records."""
     fields = []
     for i in range(width):
         counter[0] += 1
         kind = rng.random()
-        if depth > 0 and kind < 0.25:
-            t = _record(rng, f"{name}_r{counter[0]}", depth - 1, max(2, width // 2), counter)
+        if rng.random() < unions:
+            members: list = ["null", "int", "string"]
+            if depth > 0:
+                members.append(_record(rng, f"{name}_u{counter[0]}", depth - 1, 3, counter))
+                members.append({"type": "array", "items": "long"})
+            t = members if rng.random() < 0.7 else members[1:]
+        elif depth > 0 and kind < 0.25:
+            t = _record(rng, f"{name}_r{counter[0]}", depth - 1, max(2, width // 2), counter, unions)
         elif depth > 0 and kind < 0.35:
-            items = _record(rng, f"{name}_a{counter[0]}", depth - 1, max(2, width // 3), counter)
+            items = _record(rng, f"{name}_a{counter[0]}", depth - 1, max(2, width // 3), counter, unions)
             t = {"type": "array", "items": items}
         elif kind < 0.5:
             t = ["null", rng.choice(["string", "long", "double"])]
@@ -48,21 +63,34 @@ def _record(rng: random.Random, name: str, depth: int, width: int, counter: list
     return {"type": "record", "name": name, "namespace": "bench", "fields": fields}
 
 
+def _deep(rng: random.Random, name: str, depth: int, counter: list[int]) -> dict:
+    """A record nesting ``depth`` levels: each level has a few simple fields and one nested record."""
+    inner = _record(rng, f"{name}_l{depth}", 0, 4, counter)
+    for level in range(depth - 1, 0, -1):
+        outer = _record(rng, f"{name}_l{level}", 0, 3, counter)
+        outer["fields"].append({"name": f"nested{level}", "type": ["null", inner] if level % 2 else inner})
+        inner = outer
+    return inner
+
+
 def corpus(scale: int) -> dict[str, list[str]]:
+    """Four shapes: small (about 10 fields), wide (2,000+ fields each), deep (10 levels), union-heavy."""
     rng = random.Random(7)
     c = [0]
     return {
         "small": [json.dumps(_record(rng, f"Small{i}", 1, 6, c)) for i in range(200 * scale)],
-        "wide": [json.dumps(_record(rng, f"Wide{i}", 1, 400, c)) for i in range(5 * scale)],
-        "deep": [json.dumps(_record(rng, f"Deep{i}", 6, 6, c)) for i in range(10 * scale)],
+        "wide": [json.dumps(_record(rng, f"Wide{i}", 0, 2500, c)) for i in range(4 * scale)],
+        "deep": [json.dumps(_deep(rng, f"Deep{i}", 10, c)) for i in range(40 * scale)],
+        "unions": [json.dumps(_record(rng, f"Union{i}", 2, 12, c, unions=0.6)) for i in range(40 * scale)],
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--only", choices=["avro", "all"], default="all")
+    ap.add_argument("--mypyc", action="store_true", help="also measure the walk and Avro parser compiled by mypyc")
     args = ap.parse_args()
 
     from fieldgraph.normalizers import normalize
@@ -102,16 +130,53 @@ def main() -> None:
         }
     total_ours = sum(r["fields"] / r["fieldgraph_fields_per_s"] for r in results.values())
     total_dh = sum(r["fields"] / r["datahub_fields_per_s"] for r in results.values())
-    report = {"avro": {"identical_output": True, "shapes": results, "overall_ratio": round(total_dh / total_ours, 1)}}
+    import fieldgraph.normalizers.visitor as walk_module
+
+    report = {"avro": {"identical_output": True, "shapes": results, "overall_ratio": round(total_dh / total_ours, 1),
+                       "walk": Path(walk_module.__file__).name}}
+    if args.mypyc:
+        report["avro"]["mypyc"] = compiled(args)
     if args.only == "all":
         report.update(other_formats())
     print(json.dumps({"benchmark": "normalize", **report}, indent=2))
 
 
+COMPILED = ("normalizers/visitor.py", "normalizers/avro.py")
+
+
+def compiled(args: argparse.Namespace) -> dict:
+    """This benchmark's Avro rows again, in a process that imports a copy of the package whose walk and Avro
+    parser mypyc compiled."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    root = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory(prefix="fieldgraph-mypyc-") as tmp:
+        package = Path(tmp) / "fieldgraph"
+        package.mkdir()
+        for module in (root / "fieldgraph").glob("*.py"):
+            shutil.copy(module, package)
+        shutil.copytree(root / "normalizers", package / "normalizers", ignore=shutil.ignore_patterns("__pycache__"))
+        mypyc = Path(sys.executable).with_name("mypyc")
+        build = subprocess.run([str(mypyc), *(f"fieldgraph/{m}" for m in COMPILED)], cwd=tmp,
+                               capture_output=True, text=True)
+        if build.returncode:
+            return {"error": f"mypyc failed: {(build.stderr or build.stdout).strip()[-500:]}"}
+        env = {**os.environ, "PYTHONPATH": tmp}
+        run = subprocess.run([sys.executable, __file__, "--only", "avro", "--rounds", str(args.rounds),
+                              "--scale", str(args.scale)], env=env, capture_output=True, text=True)
+        if run.returncode:
+            return {"error": run.stderr.strip()[-500:]}
+        out = json.loads(run.stdout)["avro"]
+        out["compiled"] = list(COMPILED)
+        return out
+
+
 def other_formats() -> dict:
     """Run the other formats' scripts and collect their JSON."""
     import subprocess
-    from pathlib import Path
 
     out = {}
     for script in sorted(Path(__file__).parent.glob("normalize_formats_*.py")):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from fieldgraph.bulk import gc_paused
 from fieldgraph.changes import Change, carries_metadata
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers import FieldUrn, UrnError
@@ -28,7 +29,7 @@ from .plan import DatasetState, Plan, datasets_to_read, field_urn, resolve_refer
 from .runs import RunLineage
 from .sql import Derived, derive_each
 from .store import GraphStore, open_store
-from .write import WriteMode, Writer, chunks, gc_paused
+from .write import WriteMode, Writer, chunks
 
 DEFAULT_DEPTH_CAP = 50
 #: a walk's one-hop statements: (direction, as of an instant) -> statement

@@ -12,7 +12,8 @@ another writer changes before it is written. The modes differ only where several
 - ``concurrent``: several writers (Kafka workers on different partitions). Placeholder fields
   are created with a statement that tolerates a concurrent create; after applying, the batch checks its
   lineage edges all exist and writes again (idempotent) if another writer's cleanup removed a node
-  between two statements; then it re-reads the datasets that got a schema or a placeholder and
+  between two statements; then (once per :meth:`Writer.write_each` batch, after its last run) it re-reads
+  the datasets that got a schema or a placeholder and
   resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
   finishes last sees both writes, so no placeholder that a schema resolves survives;
 - ``backfill``: many Spark tasks at once, each on its own datasets, without the writer lock (the tasks
@@ -24,15 +25,15 @@ another writer changes before it is written. The modes differ only where several
 
 from __future__ import annotations
 
-import gc
 import logging
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from fieldgraph.bulk import gc_paused as gc_paused  # the worker imports it from here
 from fieldgraph.changes import (
     JOB_LINEAGE,
     SCHEMA_METADATA,
@@ -165,14 +166,25 @@ class Writer:
         """Plan and apply one batch (see the module for what each mode adds), holding the graph's writer lock
         but in the backfill mode, whose tasks write datasets apart."""
         with self._sole_writer():
-            if self.mode is not WriteMode.CONCURRENT:
-                plan = self.plan(changes)
-                self.apply(plan)
-                return plan
-            plan = self._write_verified(changes)
-            self._settle_placeholders(changes, plan)
-            self._settle_queries(changes)
+            return self._write_run(changes, None)
+
+    def _write_run(self, changes: Sequence[Change], unsettled: list[tuple[Sequence[Change], Plan]] | None) -> Plan:
+        """:meth:`write`; with ``unsettled`` (concurrent mode), the placeholders and queries are left for the
+        caller to settle once for all its runs (:meth:`write_each`), the run and its plan added to the list."""
+        if self.mode is not WriteMode.CONCURRENT:
+            plan = self.plan(changes)
+            self.apply(plan)
             return plan
+        plan = self._write_verified(changes)
+        if unsettled is None:
+            self._settle(changes, [plan])
+        else:
+            unsettled.append((changes, plan))
+        return plan
+
+    def _settle(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
+        self._settle_placeholders(changes, plans)
+        self._settle_queries(changes)
 
     def _sole_writer(self) -> AbstractContextManager[None]:
         return nullcontext() if self.mode is WriteMode.BACKFILL else self.store.sole_writer()
@@ -182,17 +194,34 @@ class Writer:
         statement it refuses), halve the batch until the event(s) responsible are found and write the rest, in
         order; returns them (by index in ``events``) with the refusal. Transient errors propagate: retrying the
         whole batch rewrites what was written, which changes nothing."""
+        with self._sole_writer():  # once for the runs and halves, not once each
+            # concurrent mode: placeholders and queries settled once, after the last run (still holding the lock;
+            # settling reads what the graph holds now, so once at the end settles every run); a settle the graph
+            # refuses for good (not seen in practice) writes the batch again settling each run, to find the event
+            unsettled: list[tuple[Sequence[Change], Plan]] | None = [] if self.mode is WriteMode.CONCURRENT else None
+            total, refused = self._write_runs(events, unsettled)
+            if unsettled:
+                try:
+                    self._settle([c for cs, _ in unsettled for c in cs], [p for _, p in unsettled])
+                except TransientError:
+                    raise
+                except FieldgraphError:
+                    total, refused = self._write_runs(events, None)
+        return total, refused
+
+    def _write_runs(self, events: Sequence[Sequence[Change]], unsettled: list[tuple[Sequence[Change], Plan]] | None
+                    ) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
         refused: list[tuple[int, FieldgraphError]] = []
         total = Plan()
-        with self._sole_writer():  # once for the runs and halves, not once each
-            for first, run in one_version_each(events):
-                _merge(total, self._write_halving(run, first, refused))
+        for first, run in one_version_each(events):
+            _merge(total, self._write_halving(run, first, refused, unsettled))
         return total, refused
 
     def _write_halving(self, events: Sequence[Sequence[Change]], first: int,
-                       refused: list[tuple[int, FieldgraphError]]) -> Plan:
+                       refused: list[tuple[int, FieldgraphError]],
+                       unsettled: list[tuple[Sequence[Change], Plan]] | None = None) -> Plan:
         try:
-            return self.write([c for cs in events for c in cs])
+            return self._write_run([c for cs in events for c in cs], unsettled)
         except TransientError:
             raise
         except FieldgraphError as exc:
@@ -202,7 +231,7 @@ class Writer:
         mid = len(events) // 2
         total = Plan()
         for part, start in ((events[:mid], first), (events[mid:], first + mid)):
-            _merge(total, self._write_halving(part, start, refused))
+            _merge(total, self._write_halving(part, start, refused, unsettled))
         return total
 
     def apply(self, plan: Plan) -> None:
@@ -270,10 +299,10 @@ class Writer:
             _, ends = settled_query_lineage(self.read_dataset_queries(sorted({c.dataset for c in joined})))
             self.apply(plan_query_ends(ends))
 
-    def _settle_placeholders(self, changes: Sequence[Change], plan: Plan) -> None:
+    def _settle_placeholders(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
         urns = {c.dataset for c in changes if isinstance(c, SchemaChange)
                 or (isinstance(c, AspectDelete) and c.aspect == SCHEMA_METADATA)}
-        urns.update(r["datasetUrn"] for r in plan.rows["ensure_fields"])
+        urns.update(r["datasetUrn"] for plan in plans for r in plan.rows["ensure_fields"])
         if not urns:
             return
         fix = plan_placeholder_resolution(self.read_state(sorted(urns)))
@@ -432,19 +461,6 @@ def _span(fact: Fact, props: dict[str, Any]) -> Span:
     first = props.get("firstSeen", props.get("validFrom", 0))
     start = props.get("validFrom", first)
     return Span(fact, int(start), props.get("validTo"), int(first), int(props.get("lastSeen", first)))
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Bulk writes allocate many short-lived, acyclic objects; with millions of decoded events in
-    memory, the cyclic GC's full passes cost more than the work itself. Pause it, then collect once."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def chunks(items: Iterable[T], n: int) -> Iterator[list[T]]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from fieldgraph.bulk import gc_paused
+
 from .errors import SchemaNormalizationError, require
 from .fields import SchemaField
 from .model import Record, Type
@@ -34,6 +36,8 @@ def _lazy(fmt: str, module: str, function: str, needs: tuple[str, ...]) -> Calla
         for dependency in needs:
             require(dependency, "formats", f"the {fmt} normalizer")
         converter: Callable[..., Type] = getattr(import_module(f"fieldgraph.normalizers.{module}"), function)
+        if not needs:  # loaded, and nothing to check on each call: later calls go straight to it
+            CONVERTERS[fmt] = converter
         return converter(schema, name=name, **options)
 
     convert.__name__ = function
@@ -73,7 +77,8 @@ def normalize(
     ``options`` go to the format's converter (Protobuf: ``message``, ``imports``, ``import_paths``;
     DataMine: ``table``).
     """
-    return fields_of(to_model(schema, format, name=name, **options), key=key, name=name)
+    with gc_paused():
+        return fields_of(to_model(schema, format, name=name, **options), key=key, name=name)
 
 
 def fields_of(model: Type, *, key: bool = False, name: str | None = None) -> list[SchemaField]:

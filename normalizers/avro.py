@@ -173,7 +173,7 @@ class _Parser:
             raise _Fail('object has no "type"')
         if not isinstance(type_, str):
             raise _Fail(f'"type" must name a type, got {json.dumps(type_)[:80]}')
-        other = {k: v for k, v in data.items() if k not in _SCHEMA_RESERVED}
+        other = {} if data.keys() <= _SCHEMA_RESERVED else {k: v for k, v in data.items() if k not in _SCHEMA_RESERVED}
         if type_ in _PRIMITIVE_NODES:
             if type_ == "bytes" and other.get("logicalType") == "decimal":
                 if _valid_decimal(data.get("precision"), data.get("scale", 0), (1 << 31) - 1):
@@ -193,6 +193,14 @@ class _Parser:
         raise _Fail(f"unknown type {type_!r}")
 
     def union(self, members: list[Any], ns: str | None) -> Union:
+        if not self.shadowed:  # the usual ["null", "string"]: primitive names only, each once
+            try:
+                nodes = tuple([_PRIMITIVE_NODES[m] for m in members])
+            except (KeyError, TypeError):
+                pass
+            else:
+                if len(set(members)) == len(members):
+                    return Union(nodes)
         out: list[Type] = []
         seen_unnamed: set[str] = set()
         for i, member in enumerate(members):
@@ -289,7 +297,7 @@ class _Parser:
                 ftype = parse(f["type"], ns)
             except _Fail as fail:
                 raise fail.at(f".{fname}") from None
-            extra = {k: v for k, v in f.items() if k not in _FIELD_RESERVED} if len(f) > 2 else None
+            extra = None if f.keys() <= _FIELD_RESERVED else {k: v for k, v in f.items() if k not in _FIELD_RESERVED}
             out.append(
                 Field(
                     fname,

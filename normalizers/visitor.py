@@ -20,7 +20,23 @@ from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import FieldType, SchemaField
-from .model import NO_DEFAULT, Array, Enum, Field, Fixed, Map, Node, Primitive, Record, Ref, Type, Union, deref
+from .model import (
+    NO_DEFAULT,
+    NO_HINTS,
+    PRIMITIVES,
+    Array,
+    Enum,
+    Field,
+    Fixed,
+    Map,
+    Node,
+    Primitive,
+    Record,
+    Ref,
+    Type,
+    Union,
+    deref,
+)
 from .paths import KEY_TOKEN, VERSION_TOKEN
 
 _TYPE_CLASS = {
@@ -139,6 +155,29 @@ def _union_children(node: Union) -> tuple[Type, ...]:
     return tuple(m for m in node.members if deref(m).type != "null")
 
 
+def _leaf(fld: Field) -> tuple[Primitive | Union, Primitive, str] | None:
+    """For a field of a primitive type or of ``[null, primitive]``, none of them with hints: (its type,
+    the primitive, the primitive's path token); else None."""
+    node = fld.type
+    if fld.hints is not NO_HINTS:
+        return None
+    if type(node) is Primitive:
+        actual = node
+    elif type(node) is Union and node.hints is NO_HINTS:
+        opt = _option(node)
+        if type(opt) is not Primitive:
+            return None
+        actual = opt
+    else:
+        return None
+    if actual.hints is not NO_HINTS:
+        return None
+    return node, actual, _PRIMITIVE_TOKENS[actual.name]
+
+
+_PRIMITIVE_TOKENS = {name: f"[type={name}]" for name in PRIMITIVES}
+
+
 class _Walk:
     __slots__ = ("stack", "fields", "seen", "expanding", "key", "part_of_key", "out")
 
@@ -212,8 +251,15 @@ class _Walk:
         match node:
             case Record():
                 self.expanding.append((node.name, frozenset(self.seen)))
+                prefix = None
                 for child in node.fields:
-                    self.field(child)
+                    leaf = _leaf(child)
+                    if leaf is None:
+                        self.field(child)
+                        continue
+                    if prefix is None:  # the path so far, joined once for all the record's simple fields
+                        prefix = ".".join(self.stack)
+                    self.leaf_field(prefix, child, *leaf)
                 self.expanding.pop()
             case Array():
                 self.visit(node.items)
@@ -249,7 +295,21 @@ class _Walk:
         if default is not NO_DEFAULT and default is not None:
             description = f"{description if description else ''}\nField default value: {default}"
         native = self.stack[-2] if type(node) is Union else self.stack[-1]
-        self.add(fld, node, actual, native, description, recursive, fld.props.get("logicalType"))
+        self.add(".".join(self.stack), fld, node, actual, native, description, recursive,
+                 fld.props.get("logicalType"))
+
+    def leaf_field(self, prefix: str, fld: Field, node: Primitive | Union, actual: Primitive, token: str) -> None:
+        """What ``field`` emits for a field of a primitive type, or of ``[null, primitive]``, without hints
+        (most fields): the same steps as ``visit`` -> ``last_field`` -> ``emit_field``, on the path
+        ``prefix`` + the type token + the field's token, with no stack to push and join."""
+        name = _token(fld.name.rsplit(".", 1)[-1])
+        description = fld.doc or None
+        default = fld.default
+        if default is not NO_DEFAULT and default is not None:
+            description = f"{description if description else ''}\nField default value: {default}"
+        native = token if node is not actual else name
+        self.add(f"{prefix}.{token}.{name}", fld, node, actual, native, description, False,
+                 fld.props.get("logicalType") if fld.props else None)
 
     def emit_type(self, node: Node, actual: Node) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""
@@ -257,7 +317,7 @@ class _Walk:
             return
         description = actual.doc if isinstance(actual, (Record, Enum)) and actual.doc else None
         native = self.stack[-2] if type(node) is Union else self.stack[-1]
-        self.add(node, node, actual, native, description, False, None)
+        self.add(".".join(self.stack), node, node, actual, native, description, False, None)
 
     def given(self, node: Node | Field) -> bool:
         """Whether the converter decided this node's field itself (emitted as given, or silent)."""
@@ -266,8 +326,8 @@ class _Walk:
             self.out.append(SchemaField(fieldPath=".".join(self.stack), isPartOfKey=self.part_of_key, **hints.emitted))
         return hints.silent or hints.emitted is not None
 
-    def add(self, outer: Field | Node, node: Node, actual: Node, native: str, description: str | None,
-            recursive: bool, outer_logical: Any) -> None:
+    def add(self, path: str, outer: Field | Node, node: Node, actual: Node, native: str,
+            description: str | None, recursive: bool, outer_logical: Any) -> None:
         if native.startswith("[type="):
             native = native[6:-1]
         props = actual.props
@@ -289,8 +349,8 @@ class _Walk:
                 json_props = json.dumps(kept)
         self.out.append(
             SchemaField(
-                ".".join(self.stack),
-                _column_type(actual, actual.logical_type or outer_logical),
+                path,
+                _column_type(actual, (actual.logical_type if props else None) or outer_logical),
                 native,
                 _nullable(node),
                 description,

@@ -18,11 +18,12 @@ PACKAGES = {"fieldgraph": "fieldgraph", "normalizers": "fieldgraph.normalizers",
 #: what each layer may import from fieldgraph (README's diagram)
 ALLOWED = {
     "fieldgraph.errors": set(),
-    "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.normalizers"},
+    "fieldgraph.bulk": set(),
+    "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers"},
     "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers"},
     "fieldgraph.fieldops": {"fieldgraph.errors"},
     "fieldgraph.sqllineage": {"fieldgraph.errors"},
-    "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",
+    "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",
                          "fieldgraph.sqllineage", "fieldgraph.graph"},
 }
 _CYPHER = re.compile(r"\b(MATCH|MERGE|UNWIND|DETACH DELETE|CREATE)\b\s*[(\[$]")
