@@ -120,13 +120,14 @@ def _annotation(node: Node) -> str:
 
 
 def _nullable(node: Type) -> bool:
-    match node:
-        case Primitive():
-            return node.name == "null" or bool(node.props.get("_nullable", False))
-        case Union():
-            return any(_nullable(m) for m in node.members)
-        case _:
-            return bool(deref(node).props.get("_nullable", False))
+    if type(node) is Primitive:
+        return node.name == "null" or bool(node.props.get("_nullable", False))
+    if type(node) is Union:
+        for member in node.members:
+            if _nullable(member):
+                return True
+        return False
+    return bool(deref(node).props.get("_nullable", False))
 
 
 def _column_type(node: Node, logical: Any) -> FieldType:
@@ -205,18 +206,17 @@ class _Walk:
 
     def visit(self, node: Type) -> None:
         """A type: nested ones walk on; a simple one emits the innermost field (or itself)."""
-        match node:
-            case Primitive() | Enum() | Fixed():
-                self.stack.append(_annotation(node))
-                if self.fields:
-                    self.last_field(trigger=node)
-                else:
-                    self.emit_type(node, node)
-                self.stack.pop()
-            case Ref():
-                self.visit(node.target)
-            case _:
-                self.nested(node)
+        if type(node) is Ref:
+            node = node.target
+        if type(node) is Primitive or type(node) is Enum or type(node) is Fixed:
+            self.stack.append(_annotation(node))
+            if self.fields:
+                self.last_field(trigger=node)
+            else:
+                self.emit_type(node, node)
+            self.stack.pop()
+        else:
+            self.nested(node)
 
     def field(self, fld: Field) -> None:
         self.fields.append(fld)
@@ -248,26 +248,25 @@ class _Walk:
             self.seen.remove(node.name)
 
     def expand(self, node: Node) -> None:
-        match node:
-            case Record():
-                self.expanding.append((node.name, frozenset(self.seen)))
-                prefix = None
-                for child in node.fields:
-                    leaf = _leaf(child)
-                    if leaf is None:
-                        self.field(child)
-                        continue
-                    if prefix is None:  # the path so far, joined once for all the record's simple fields
-                        prefix = ".".join(self.stack)
-                    self.leaf_field(prefix, child, *leaf)
-                self.expanding.pop()
-            case Array():
-                self.visit(node.items)
-            case Map():
-                self.visit(node.values)
-            case Union():
-                for member in _union_children(node):
-                    self.visit(member)
+        if type(node) is Record:
+            self.expanding.append((node.name, frozenset(self.seen)))
+            prefix = None
+            for child in node.fields:
+                leaf = _leaf(child)
+                if leaf is None:
+                    self.field(child)
+                    continue
+                if prefix is None:  # the path so far, joined once for all the record's simple fields
+                    prefix = ".".join(self.stack)
+                self.leaf_field(prefix, child, *leaf)
+            self.expanding.pop()
+        elif type(node) is Array:
+            self.visit(node.items)
+        elif type(node) is Map:
+            self.visit(node.values)
+        elif type(node) is Union:
+            for member in _union_children(node):
+                self.visit(member)
 
     def last_field(self, into: Record | None = None, recursive: bool = False,
                    trigger: Node | Field | None = None) -> None:
