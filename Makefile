@@ -70,20 +70,12 @@ neo4j: services
 kafka: services
 	$(PY) -m tests.services kafka
 
+# Every benchmark (benchmarks/run.py: the table of scripts and sizes) on the embedded graph, the graph ones again on
+# Neo4j with NEO4J=bolt://user:pass@host:7687 (a running one) or NEO4J=neo4j (one started per script);
+# their JSON and the PNGs benchmarks/plot.py draws from it go to benchmarks/results/.
 bench: $(VENV)/.installed-test
-	$(PY) benchmarks/normalize.py
-	$(PY) benchmarks/graph.py --graph both
-	$(PY) benchmarks/ingest.py --graph both --datasets 1000 --steps 5
-	$(PY) benchmarks/as_of.py
-	$(PY) benchmarks/as_of.py --graph neo4j --fields 200000
-	$(PY) benchmarks/reopen.py --fields 100000,300000,1000000
-	$(PY) benchmarks/memory.py
-	$(PY) benchmarks/backfill.py --events 200000 --datasets 2000
-	$(PY) benchmarks/value_checks.py
-	$(PY) benchmarks/cdap.py --graph both
-	$(PY) benchmarks/sql.py --graph both
-	$(PY) benchmarks/serve.py
-	$(PY) benchmarks/serve.py --graph neo4j --fields 200000
+	$(PY) benchmarks/run.py $(if $(NEO4J),--neo4j $(NEO4J))
+	$(PY) benchmarks/plot.py
 
 clean:
 	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \
