@@ -1,15 +1,29 @@
-"""Protobuf normalization throughput: fieldgraph vs DataHub's protobuf_util, same corpus.
+"""Protobuf normalization throughput: fieldgraph vs DataHub's protobuf_util, per shape and input.
 
-Prints one JSON object. Two measurements:
+DataHub's API, ``protobuf_schema_to_mce_fields(ProtobufSchema(name, text))``, takes
+``.proto`` text and compiles it (``grpc.protos``: grpc_tools' protoc, Python code generation,
+import of the ``_pb2`` module into the process-wide pool; cached by the text's MD5), then
+builds its networkx graph and enumerates paths. So two inputs, each given to both sides:
 
-* ``cold``: .proto text -> fields, compiling every time (each round gets fresh package and
-  file names, because DataHub compiles into the process-wide descriptor pool and caches by
-  content);
-* ``warm``: fields from an already compiled schema (ours: a serialized FileDescriptorSet;
-  DataHub: its descriptor cache hit, i.e. its graph and path enumeration only).
+* ``text``: the same ``.proto`` text; both compile it. Every round renames the package and
+  file (``fresh``), because DataHub's pool rejects a symbol defined twice and its cache
+  would answer a repeated text; ours gets the same renamed text (it caches nothing).
+* ``descriptor``: the same compiled ``FileDescriptor`` object (DataHub's own, from its
+  compile). Ours: ``walk(parse_protobuf(desc))``; DataHub's: ``_populate_graph(desc)``, its
+  acyclic check and ``_schema_fields_from_dag`` (what ``protobuf_schema_to_mce_fields`` runs
+  after a cache hit, without the MD5 of the text).
 
-Corpus: the non-recursive, import-free golden fixtures plus generated schemas (nested
-messages, maps, oneofs, repeated fields). Run: ``python benchmarks/normalize_formats_protobuf.py``.
+Before timing, every schema's output is checked identical on both inputs. Shapes (a row
+each): ``corpus`` (the non-recursive, import-free golden fixtures plus generated mixed
+files), ``small`` (a dozen fields), ``wide`` (2,000+ fields), ``deep`` (messages nested 10
+deep, each holding the next one twice), ``unions`` (oneofs everywhere). Rounds are
+interleaved (per shape, ours and DataHub's, order alternating); a timed block repeats a
+small shape's schemas up to some 2,000 fields (text: under new names each time); each side's
+best round is reported. Times are this process's CPU time (``time.process_time``: on a shared
+machine, wall time mostly measures the other processes; protoc runs in-process on both sides).
+Nothing is cached between calls (DataHub's text cache never hits).
+
+Run: ``python benchmarks/normalize_formats_protobuf.py [rounds]`` (default 7).
 """
 
 from __future__ import annotations
@@ -19,16 +33,21 @@ import logging
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from fieldgraph.normalizers.protobuf import _compile, parse_protobuf
+from fieldgraph.normalizers.protobuf import parse_protobuf
 from fieldgraph.normalizers.visitor import walk
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+Corpus = list[tuple[str, str]]
+_HEAD = 'syntax = "proto3";\npackage bench.{name};\n'
+_SCALARS = ["string", "int64", "double", "bool", "int32", "bytes", "uint32", "sint64", "fixed32", "float"]
 
 
-def generated(n: int) -> list[tuple[str, str]]:
+def mixed(n: int) -> Corpus:
     out = []
     for i in range(n):
         msgs = ["enum Kind { K0 = 0; K1 = 1; }"]
@@ -38,18 +57,64 @@ def generated(n: int) -> list[tuple[str, str]]:
             if m:
                 fields += [f"M{m - 1} prev = 8;", f"repeated M{m - 1} olds = 9;"]
             msgs.append(f"message M{m} {{ " + " ".join(fields) + " }")
-        out.append((f"bench_gen_{i}", 'syntax = "proto3";\npackage bench.gen;\n' + "\n".join(msgs) + "\n"))
+        out.append((f"bench_gen_{i}", _HEAD.format(name=f"gen{i}") + "\n".join(msgs) + "\n"))
     return out
 
 
-def corpus() -> list[tuple[str, str]]:
+def corpus() -> Corpus:
     items = []
     for p in sorted((ROOT / "tests" / "golden" / "protobuf").glob("*.proto")):
         text = p.read_text()
         if p.stem.startswith("recursive_") or re.search(r"^import ", text, re.M):
             continue
         items.append((p.stem, text))
-    return items + generated(4)
+    return items + mixed(4)
+
+
+def small(n: int) -> Corpus:
+    out = []
+    for i in range(n):
+        fields = [f"{_SCALARS[j % len(_SCALARS)]} f{j} = {j + 1};" for j in range(8)]
+        fields += ["Addr addr = 20;", "repeated string tags = 21;", "Kind kind = 22;"]
+        body = ("enum Kind { K0 = 0; K1 = 1; }\nmessage Addr { string city = 1; string zip = 2; }\n"
+                f"message Small{i} {{ " + " ".join(fields) + " }\n")
+        out.append((f"bench_small_{i}", _HEAD.format(name=f"small{i}") + body))
+    return out
+
+
+def wide() -> Corpus:
+    fields = [f"{_SCALARS[j % len(_SCALARS)]} c{j} = {j + 1};" for j in range(1900)]
+    fields += [f"G{g} g{g} = {2000 + g};" for g in range(25)]
+    groups = [f"message G{g} {{ string x = 1; int64 y = 2; repeated double z = 3; Kind k = 4; }}" for g in range(25)]
+    body = "enum Kind { K0 = 0; K1 = 1; }\n" + "\n".join(groups) + "\nmessage Wide { " + " ".join(fields) + " }\n"
+    return [("bench_wide", _HEAD.format(name="wide") + body)]
+
+
+def deep(depth: int = 10) -> Corpus:
+    msgs = ["message L0 { string leaf = 1; int32 n = 2; }"]
+    for d in range(1, depth + 1):
+        below = f"L{d - 1}"
+        msgs.append(f"message L{d} {{ string a{d} = 1; int64 b{d} = 2; {below} next = 3; repeated {below} list = 4; }}")
+    return [("bench_deep", _HEAD.format(name="deep") + "\n".join(msgs) + "\n")]
+
+
+def unions(n: int) -> Corpus:
+    out = []
+    for i in range(n):
+        fields, number = [], 1
+        for j in range(10):
+            members = f"string s{j} = {number}; int64 n{j} = {number + 1}; Alt a{j} = {number + 2};"
+            fields.append(f"oneof u{j} {{ {members} }}")
+            fields.append(f"optional double o{j} = {number + 3};")  # proto3 optional: a synthetic oneof
+            number += 4
+        body = ("message Alt { oneof v { string x = 1; bool y = 2; } repeated int32 z = 3; }\n"
+                f"message U{i} {{ " + " ".join(fields) + " }\n")
+        out.append((f"bench_unions_{i}", _HEAD.format(name=f"unions{i}") + body))
+    return out
+
+
+def shapes() -> dict[str, Corpus]:
+    return {"corpus": corpus(), "small": small(20), "wide": wide(), "deep": deep(), "unions": unions(4)}
 
 
 def fresh(stem: str, text: str, tag: str) -> tuple[str, str]:
@@ -58,65 +123,71 @@ def fresh(stem: str, text: str, tag: str) -> tuple[str, str]:
     return f"{stem}_{tag}.proto", text
 
 
+def timed(items: list[Any], convert: Callable[..., list[Any]]) -> tuple[int, float]:
+    start, n = time.process_time(), 0
+    for item in items:
+        n += len(convert(*item))
+    return n, time.process_time() - start
+
+
 def main() -> None:
     logging.disable(logging.WARNING)
-    try:
-        from datahub.ingestion.extractor import protobuf_util
-    except ImportError as exc:  # pragma: no cover
-        protobuf_util = None
-        missing = str(exc)
-    items = corpus()
-    result: dict = {"corpus_schemas": len(items), "rounds": ROUNDS}
+    import networkx as nx
+    from datahub.ingestion.extractor import protobuf_util as pu
 
-    def cold(convert) -> tuple[int, float]:
-        fields, spent = 0, 0.0
-        for r in range(ROUNDS):
-            for stem, text in items:
-                file, text2 = fresh(stem, text, f"r{r}x{id(convert) % 9973}")
-                start = time.perf_counter()
-                fields += len(convert(file, text2))
-                spent += time.perf_counter() - start
-        return fields, spent
+    def canon(fields: list[Any]) -> list[str]:
+        return [json.dumps(f.to_obj()).replace("pegasus2avro.", "") for f in fields]
 
-    def ours_text(file: str, text: str) -> list:
+    def ours_text(file: str, text: str) -> list[Any]:
         return walk(parse_protobuf(text, name=file))
 
-    ours_fields, ours_time = cold(ours_text)
-    result["cold"] = {"ours_fields": ours_fields, "ours_fields_per_s": round(ours_fields / ours_time)}
+    def theirs_text(file: str, text: str) -> list[Any]:
+        return pu.protobuf_schema_to_mce_fields(pu.ProtobufSchema(file, text), [])
 
-    sets = []
-    for stem, text in items:
-        from google.protobuf import descriptor_pb2
+    def ours_desc(desc: Any) -> list[Any]:
+        return walk(parse_protobuf(desc))
 
-        fds = descriptor_pb2.FileDescriptorSet(file=_compile(text, f"{stem}.proto", None, None))
-        sets.append(fds.SerializeToString())
-    start, n = time.perf_counter(), 0
-    for _ in range(ROUNDS * 20):
-        for data in sets:
-            n += len(walk(parse_protobuf(data)))
-    result["warm"] = {"ours_fields": n, "ours_fields_per_s": round(n / (time.perf_counter() - start))}
+    def theirs_desc(desc: Any) -> list[Any]:  # protobuf_schema_to_mce_fields past its compile / cache
+        graph = pu._populate_graph(desc)
+        return pu._schema_fields_from_dag(graph, False) if nx.is_directed_acyclic_graph(graph) else []
 
-    if protobuf_util is None:
-        result["datahub"] = f"not installed: {missing}"
-    else:
-        def theirs_text(file: str, text: str) -> list:
-            return protobuf_util.protobuf_schema_to_mce_fields(protobuf_util.ProtobufSchema(file, text), [])
-
-        dh_fields, dh_time = cold(theirs_text)
-        result["cold"].update(datahub_fields=dh_fields, datahub_fields_per_s=round(dh_fields / dh_time),
-                              ratio=round((ours_fields / ours_time) / (dh_fields / dh_time), 2))
-        warm_items = [fresh(stem, text, "warm") for stem, text in items]
-        for file, text in warm_items:  # fill DataHub's descriptor cache
-            theirs_text(file, text)
-        start, m = time.perf_counter(), 0
-        for _ in range(ROUNDS * 20):
-            for file, text in warm_items:
-                m += len(theirs_text(file, text))
-        dh_rate = m / (time.perf_counter() - start)
-        result["warm"].update(datahub_fields=m, datahub_fields_per_s=round(dh_rate),
-                              ratio=round(result["warm"]["ours_fields_per_s"] / dh_rate, 2))
-        result["same_field_counts"] = ours_fields == dh_fields
-    print(json.dumps(result, indent=2))
+    data = shapes()
+    descs: dict[str, list[tuple[Any]]] = {}
+    for shape, items in data.items():  # same output, or the comparison means nothing
+        descs[shape] = []
+        for stem, text in items:
+            file, text2 = fresh(stem, text, "check")
+            expected = canon(theirs_text(file, text2))
+            assert expected and [json.dumps(f.to_datahub()) for f in ours_text(file, text2)] == expected, stem
+            desc = pu._from_protobuf_schema_to_descriptors(pu.ProtobufSchema(file, text2))  # DataHub's cached one
+            assert [json.dumps(f.to_datahub()) for f in ours_desc(desc)] == canon(theirs_desc(desc)), stem
+            descs[shape].append((desc,))
+    inf = float("inf")
+    times = {(input_, shape): {"ours": inf, "datahub": inf} for input_ in ("text", "descriptor") for shape in data}
+    fields = {shape: sum(len(ours_desc(*d)) for d in descs[shape]) for shape in data}
+    # a timed block is the shape's schemas `reps` times (text: each time under new names), a few thousand fields
+    reps = {shape: -(-2000 // fields[shape]) for shape in data}
+    for r in range(ROUNDS):
+        for shape, items in data.items():
+            renamed = [fresh(stem, text, f"r{r}x{k}") for k in range(reps[shape]) for stem, text in items]
+            for input_, args, ours, theirs in (("text", renamed, ours_text, theirs_text),
+                                               ("descriptor", descs[shape] * (5 * reps[shape]), ours_desc,
+                                                theirs_desc)):
+                sides = [("ours", ours), ("datahub", theirs)]
+                for side, fn in sides if r % 2 == 0 else sides[::-1]:
+                    n, spent = timed(args, fn)
+                    times[input_, shape][side] = min(times[input_, shape][side], spent / n)  # seconds per field
+    out: dict[str, Any] = {"text": {}, "descriptor": {}}
+    for (input_, shape), t in times.items():
+        ours_rate, dh_rate = 1 / t["ours"], 1 / t["datahub"]
+        out[input_][shape] = {"schemas": len(data[shape]), "fields": fields[shape],
+                              "fieldgraphFieldsPerS": round(ours_rate), "datahubFieldsPerS": round(dh_rate),
+                              "ratio": round(ours_rate / dh_rate, 2)}
+    print(json.dumps({"protobuf": {
+        "inputs": {"text": ".proto text, both compile it (DataHub: protobuf_schema_to_mce_fields)",
+                   "descriptor": "the same compiled FileDescriptor "
+                                 "(DataHub: _populate_graph, acyclic check, _schema_fields_from_dag)"},
+        "clock": "process CPU time", "rounds": ROUNDS, "identical_output": True, **out}}, indent=2))
 
 
 if __name__ == "__main__":

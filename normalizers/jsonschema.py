@@ -59,7 +59,7 @@ _STRING_KEYS = ("$ref", "title", "description", "format", "$id", "$schema", "$co
 
 def parse_json_schema(schema: Any, *, name: str | None = None) -> Type:
     """Read a JSON Schema (text, bytes or parsed JSON) into the type model."""
-    doc = _load(schema, name)
+    doc, text = _load(schema, name)
     label = name or _declared_name(doc) or "<anonymous>"
     try:
         if not isinstance(doc, dict):
@@ -67,7 +67,9 @@ def parse_json_schema(schema: Any, *, name: str | None = None) -> Type:
                 f"a JSON Schema document is an object, got {type(doc).__name__}", path="#"
             )
         _check(doc, "#")
-        return _Converter().convert(_Resolver(doc).run())
+        # no "$ref" key (spelled out: JSON may also spell a key with \u escapes): nothing to resolve
+        resolved = _Resolver(doc).run() if '"$ref"' in text or "\\u" in text else doc
+        return _Converter().convert(resolved)
     except SchemaNormalizationError as exc:
         raise exc.with_schema(label) from None
     except RecursionError:
@@ -83,8 +85,8 @@ def _declared_name(doc: Any) -> str | None:
     return None
 
 
-def _load(schema: Any, name: str | None) -> Any:
-    """JSON text, bytes or parsed data -> a private copy of the JSON data (as DataHub re-reads it)."""
+def _load(schema: Any, name: str | None) -> tuple[Any, str]:
+    """JSON text, bytes or parsed data -> a private copy of the JSON data (as DataHub re-reads it), its text."""
     if isinstance(schema, (bytes, bytearray)):
         try:
             schema = bytes(schema).decode("utf-8")
@@ -98,7 +100,7 @@ def _load(schema: Any, name: str | None) -> Any:
         except RecursionError:
             raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
     try:
-        return json.loads(schema)
+        return json.loads(schema), schema
     except json.JSONDecodeError as exc:
         raise SchemaNormalizationError(
             f"JSON Schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", schema=name
@@ -107,18 +109,31 @@ def _load(schema: Any, name: str | None) -> Any:
         raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
 
 
-def _ptr(base: str, key: Any) -> str:
-    return f"{base}/{str(key).replace('~', '~0').replace('/', '~1')}"
+#: A place in the document: "#", or (the place above, key). Rendered as a JSON pointer only for an error.
+_Where: TypeAlias = "str | tuple[_Where, Any]"
 
 
-def _fail(where: str, reason: str) -> SchemaNormalizationError:
-    return SchemaNormalizationError(reason, path=where)
+def _ptr(base: _Where, key: Any) -> _Where:
+    return (base, key)
+
+
+def _pointer(where: _Where) -> str:
+    """The JSON pointer of a place."""
+    keys = []
+    while isinstance(where, tuple):
+        where, key = where
+        keys.append(str(key).replace("~", "~0").replace("/", "~1"))
+    return "/".join([where, *reversed(keys)])
+
+
+def _fail(where: _Where, reason: str) -> SchemaNormalizationError:
+    return SchemaNormalizationError(reason, path=_pointer(where))
 
 
 # --- validation: the parts of the meta-schema DataHub's check_schema enforces that matter here
 
 
-def _check(s: Any, where: str) -> None:
+def _check(s: Any, where: _Where) -> None:
     if isinstance(s, bool):
         return
     if not isinstance(s, dict):
@@ -131,7 +146,7 @@ def _check(s: Any, where: str) -> None:
     _check_schema_values(s, where)
 
 
-def _check_type(t: Any, where: str) -> None:
+def _check_type(t: Any, where: _Where) -> None:
     """``type``: one of the simple types, or a non-empty list of distinct ones."""
     if isinstance(t, list):
         if not t or len(set(map(json.dumps, t))) != len(t) or not all(
@@ -144,7 +159,7 @@ def _check_type(t: Any, where: str) -> None:
                     f"expected one of {', '.join(sorted(_SIMPLE_TYPES))} or a list of them")
 
 
-def _check_keywords(s: dict[str, Any], where: str) -> None:
+def _check_keywords(s: dict[str, Any], where: _Where) -> None:
     """The string keywords, ``required`` and ``enum``."""
     for key in _STRING_KEYS:
         if key in s and not isinstance(s[key], str):
@@ -158,7 +173,7 @@ def _check_keywords(s: dict[str, Any], where: str) -> None:
         raise _fail(_ptr(where, "enum"), f'"enum" must be a list, got {json.dumps(s["enum"])[:80]}')
 
 
-def _check_schema_maps(s: dict[str, Any], where: str) -> None:
+def _check_schema_maps(s: dict[str, Any], where: _Where) -> None:
     """Keywords holding an object of schemas (``properties``, ``$defs``...)."""
     for key in _SCHEMA_MAPS:
         if key in s:
@@ -169,7 +184,7 @@ def _check_schema_maps(s: dict[str, Any], where: str) -> None:
                 _check(v, _ptr(_ptr(where, key), k))
 
 
-def _check_schema_lists(s: dict[str, Any], where: str) -> None:
+def _check_schema_lists(s: dict[str, Any], where: _Where) -> None:
     """Keywords holding a list of schemas (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``)."""
     for key in _SCHEMA_LISTS:
         if key in s:
@@ -180,7 +195,7 @@ def _check_schema_lists(s: dict[str, Any], where: str) -> None:
                 _check(v, _ptr(_ptr(where, key), i))
 
 
-def _check_schema_values(s: dict[str, Any], where: str) -> None:
+def _check_schema_values(s: dict[str, Any], where: _Where) -> None:
     """Keywords holding one schema (``items`` may also be a draft <= 2019-09 tuple of them)."""
     for key in _SCHEMA_KEYS:
         if key in s:
@@ -201,7 +216,7 @@ class _Resolver:
         self.doc = doc
         self.done: dict[int, Any] = {}  # id(ref object) -> target
         self.active: set[int] = set()
-        self.refs: dict[int, tuple[dict[str, Any], str]] = {}  # id(ref object) -> (ref object, pointer)
+        self.refs: dict[int, tuple[dict[str, Any], _Where]] = {}  # id(ref object) -> (ref object, pointer)
 
     def run(self) -> dict[str, Any]:
         """The document with its references replaced (the root itself may be one)."""
@@ -209,7 +224,7 @@ class _Resolver:
         self._replace(self.doc, "#", set())
         return self.target(self.doc) if id(self.doc) in self.refs else self.doc
 
-    def _index(self, obj: Any, where: str) -> None:
+    def _index(self, obj: Any, where: _Where) -> None:
         if isinstance(obj, dict):
             if isinstance(obj.get("$ref"), str):
                 self.refs[id(obj)] = (obj, where)
@@ -219,7 +234,7 @@ class _Resolver:
             for i, v in enumerate(obj):
                 self._index(v, _ptr(where, i))
 
-    def _replace(self, obj: Any, where: str, seen: set[int]) -> None:
+    def _replace(self, obj: Any, where: _Where, seen: set[int]) -> None:
         if id(obj) in seen:
             return
         seen.add(id(obj))
@@ -278,7 +293,7 @@ def _is_map(s: dict[str, Any]) -> bool:
     return isinstance(s.get("additionalProperties"), dict) and not s.get("properties")
 
 
-def _json_type(s: Any, where: str) -> str:
+def _json_type(s: Any, where: _Where) -> str:
     """JsonSchemaTranslator._get_type_from_schema."""
     if not isinstance(s, dict):
         raise _fail(where, f"a boolean schema ({json.dumps(s)}) here has no fields (DataHub cannot read it)")
@@ -307,7 +322,7 @@ def _json_type(s: Any, where: str) -> str:
     return "object"
 
 
-def _discriminated(s: dict[str, Any], where: str) -> str:
+def _discriminated(s: dict[str, Any], where: _Where) -> str:
     """JsonSchemaTranslator._get_discriminated_type_from_schema."""
     generic = _json_type(s, where)
     if generic == "object" and "javaType" in s:
@@ -333,12 +348,13 @@ def _description(s: dict[str, Any]) -> str:
     return description
 
 
+_REQUIRED_PROPS = {True: json.dumps({"required": True}), False: json.dumps({"required": False})}
+
+
 def _json_props(s: dict[str, Any], required: bool) -> str:
-    props: dict[str, Any] = {}
     if "default" in s:
-        props["default"] = s["default"]
-    props["required"] = required
-    return json.dumps(props)
+        return json.dumps({"default": s["default"], "required": required})
+    return _REQUIRED_PROPS[required]
 
 
 def _nullable(s: dict[str, Any]) -> bool:
@@ -347,8 +363,10 @@ def _nullable(s: dict[str, Any]) -> bool:
 
 #: The kind of a field's parent ("union" or "map") and the member's or the values' type.
 _Parent: TypeAlias = tuple[str, str]
-#: ((token, str(schema)), ...): the schemas expanded along a path.
-_Trail: TypeAlias = tuple[tuple[str, str], ...]
+#: A schema's identity on a path: see _Converter.key.
+_Key: TypeAlias = "int | str"
+#: ((token, key), ...): the schemas expanded along a path.
+_Trail: TypeAlias = tuple[tuple[str, _Key], ...]
 
 
 class _Ctx:
@@ -357,19 +375,20 @@ class _Ctx:
 
     __slots__ = ("named", "parent", "trail", "loops", "where")
 
-    def __init__(self, named: bool, parent: _Parent | None, trail: _Trail, loops: frozenset[int], where: str) -> None:
+    def __init__(self, named: bool, parent: _Parent | None, trail: _Trail, loops: frozenset[int],
+                 where: _Where) -> None:
         self.named = named
         self.parent = parent
         self.trail = trail  # ((token, str(schema)), ...) in path order
         self.loops = loops  # arrays/maps/unions entered since the last object: DataHub's endless loops
         self.where = where
 
-    def expand(self, token: str, key: str, where: str, parent: _Parent | None = None,
+    def expand(self, token: str, key: _Key, where: _Where, parent: _Parent | None = None,
                loops: frozenset[int] | None = None) -> _Ctx:
         return _Ctx(self.named, self.parent or parent, self.trail + ((token, key),),
                     self.loops if loops is None else loops, where)
 
-    def child(self, where: str) -> _Ctx:
+    def child(self, where: _Where) -> _Ctx:
         return _Ctx(True, None, self.trail, self.loops, where)
 
     def type_override(self) -> FieldType | None:
@@ -389,20 +408,61 @@ class _Ctx:
 class _Converter:
     def __init__(self) -> None:
         self.count = 0
-        self.strings: dict[int, tuple[Any, str]] = {}
+        self.keys: dict[int, tuple[Any, _Key]] = {}  # id(schema) -> (schema, its key)
+        self.canons: dict[int, tuple[Any, int | None]] = {}  # id(JSON value) -> (value, its number)
+        self.numbers: dict[tuple[Any, ...], int] = {}  # a value's parts -> its number
 
     def name(self) -> str:
         self.count += 1
         return f"~json{self.count}"
 
-    def key(self, s: dict[str, Any]) -> str:
-        """str(schema), DataHub's identity of a schema on a path (memoised for the document's own objects)."""
-        hit = self.strings.get(id(s))
+    def key(self, s: dict[str, Any]) -> _Key:
+        """DataHub's identity of a schema on a path, ``str(schema)``: its number (equal numbers, equal texts)
+        when it reaches no cycle, else the text itself (a cycle prints as ``{...}`` depending on where
+        ``str`` starts). Numbering is linear in the document; ``str`` of every schema on every path is not."""
+        hit = self.keys.get(id(s))
         if hit is not None and hit[0] is s:
             return hit[1]
-        text = str(s)
-        self.strings[id(s)] = (s, text)
-        return text
+        number = self.number(s, set())
+        key: _Key = str(s) if number is None else number
+        self.keys[id(s)] = (s, key)
+        return key
+
+    def number(self, value: Any, active: set[int]) -> int | None:
+        """A number standing for ``str(value)`` (JSON data), None if ``value`` reaches a cycle."""
+        kind = type(value)
+        if kind is dict or kind is list:
+            hit = self.canons.get(id(value))
+            if hit is not None and hit[0] is value:
+                return hit[1]
+            if id(value) in active:
+                return None
+            active.add(id(value))
+            parts: list[Any] = []
+            numbers = self.numbers
+            for k, v in value.items() if kind is dict else enumerate(value):
+                vkind = type(v)
+                if vkind is str or v is None:  # as itself: never equal to a number
+                    n: Any = v
+                elif vkind is int or vkind is bool:  # (the scalars' case below)
+                    n = numbers.setdefault((vkind, v), len(numbers))
+                else:
+                    n = self.number(v, active)
+                    if n is None:
+                        break
+                parts.append(k)
+                parts.append(n)
+            else:
+                number: int | None = numbers.setdefault((kind, *parts), len(numbers))
+                active.discard(id(value))
+                self.canons[id(value)] = (value, number)
+                return number
+            active.discard(id(value))
+            self.canons[id(value)] = (value, None)
+            return None
+        # scalars: by type and value; floats by repr (nan, -0.0)
+        part = repr(value) if kind is float else value
+        return self.numbers.setdefault((kind, part), len(self.numbers))
 
     def convert(self, doc: dict[str, Any]) -> Type:
         root = _Ctx(False, None, (), frozenset(), "#")
@@ -527,7 +587,7 @@ class _Converter:
         return Union(tuple(out), hints=hints)
 
     @staticmethod
-    def merge(member: Any, parent: dict[str, Any], where: str) -> dict[str, Any]:
+    def merge(member: Any, parent: dict[str, Any], where: _Where) -> dict[str, Any]:
         """_retain_parent_schema_props_in_union: the parent's properties and required go into each member."""
         if not isinstance(member, dict):
             raise _fail(where, f"a boolean schema ({json.dumps(member)}) as a union member is not supported by DataHub")

@@ -47,15 +47,17 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from pathlib import PurePosixPath
 from typing import Any
 
 from .errors import SchemaNormalizationError
 from .fields import FieldType
-from .model import Array, Enum, Field, Primitive, Record, Type, WalkHints, frozen_props
+from .model import EMPTY, Array, Enum, Field, Primitive, Record, Type, WalkHints, frozen_props
 
 # FieldDescriptor.TYPE_* -> (path token, nativeDataType, DataHub type class)
 _SCALARS: dict[int, tuple[str, str, str]] = {
@@ -76,8 +78,11 @@ _SCALARS: dict[int, tuple[str, str, str]] = {
     18: ("long", "sint64", "NumberType"),
 }
 _TYPE_ENUM = 14
+_first = itemgetter(0)
 _LABEL_REPEATED = 3
 _UNION_TYPE = FieldType("UnionType")
+_RECORD_TYPE = FieldType("RecordType")
+_ENUM_TYPE = FieldType("EnumType")
 
 #: Most records one schema may expand to (recursive messages are unfolded per path).
 MAX_RECORDS = 100_000
@@ -97,6 +102,8 @@ _TEXT_START = re.compile(
     rb"|service\b|extend\b|;|\Z)"
 )
 _PROTOC_LOCK = threading.Lock()
+# protoc reads and writes in-memory files through /proc/self/fd (Linux)
+_MEMORY_FILES = hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd")
 # protoc's logging lines (absl/glog), as opposed to its diagnostics
 _LOG_NOISE = re.compile(r"^(?:WARNING: All log messages before absl|[IWE]\d{4} \d\d:\d\d:\d\d|\[libprotobuf )")
 
@@ -205,7 +212,13 @@ def _safe_relative(path: str) -> bool:
 
 
 def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]:
-    """Compile ``text`` (as file ``main``) with grpc_tools' bundled protoc -> FileDescriptorProtos."""
+    """Compile ``text`` (as file ``main``) with grpc_tools' bundled protoc -> FileDescriptorProtos.
+
+    protoc reads every given file through an exact ``-I<virtual name>=<disk path>`` mapping, the
+    disk path being an in-memory file on Linux (no directories to create and remove: those
+    were most of a small schema's cost). Elsewhere, or when a name holds ``=`` (which such a
+    mapping cannot say), the files go to their paths in a temporary directory.
+    """
     try:
         import grpc_tools
         from grpc_tools import _protoc_compiler
@@ -221,48 +234,99 @@ def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]
         if isinstance(content, bytes):
             content = content.decode("utf-8")
         files.setdefault(path, content)
-    with tempfile.TemporaryDirectory(prefix="fieldgraph-proto-") as tmp:
-        src, fallback = os.path.join(tmp, "src"), os.path.join(tmp, "fallback")
-        for root, contents in ((src, files), (fallback, _GOOGLE_TYPE_FALLBACKS)):
-            for path, content in contents.items():
-                full = os.path.join(root, *PurePosixPath(path).parts)
-                os.makedirs(os.path.dirname(full), exist_ok=True)
-                with open(full, "w", encoding="utf-8") as fh:
-                    fh.write(content)
-        out = os.path.join(tmp, "out.desc")
-        includes = [src, *(os.fspath(p) for p in (import_paths or ())),
-                    os.path.join(os.path.dirname(grpc_tools.__file__), "_proto"), fallback]
-        # the input by its path in src, not its name: protoc maps an input that exists on disk (a file of that
-        # name in the working directory) through the import paths, where src's copy would shadow it
-        source = os.path.join(src, *PurePosixPath(main).parts)
-        args = ["protoc", *(f"-I{i}" for i in includes), f"--descriptor_set_out={out}", "--include_imports", source]
-        code, messages = _run_protoc(_protoc_compiler, [a.encode() for a in args], tmp)
-        if code != 0 or not os.path.exists(out):
-            for root in (src + os.sep, fallback + os.sep, tmp + os.sep):
-                messages = messages.replace(root, "")
+    if import_paths or any("google/type/" in content for content in files.values()):
+        fallbacks = {k: v for k, v in _GOOGLE_TYPE_FALLBACKS.items() if k not in files}
+    else:
+        fallbacks = {}
+    in_memory = _MEMORY_FILES and not any("=" in path for path in files)
+    with _Scratch(in_memory) as scratch:
+        if in_memory:
+            given = [f"-I{path}={scratch.file(path, content.encode())}" for path, content in files.items()]
+        else:
+            given = [f"-I{scratch.tree(files)}"]
+        last = [f"-I{path}={scratch.file(path, content.encode())}" for path, content in fallbacks.items()]
+        out, log = scratch.file("out.desc"), scratch.file("protoc.log")
+        includes = [*(os.fspath(p) for p in (import_paths or ())),
+                    os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")]
+        # the input by its disk path, which protoc maps back to its name: a file of that name in the
+        # working directory would otherwise be mapped through the import paths ("Input is shadowed")
+        args = ["protoc", *given, *(f"-I{i}" for i in includes), *last, f"--descriptor_set_out={out}",
+                "--include_imports", scratch.paths[main]]
+        code = _run_protoc(_protoc_compiler, [a.encode() for a in args], scratch.fds[log])
+        data = scratch.read(out)
+        if code != 0 or not data:
+            messages = scratch.read(log).decode("utf-8", "replace")
+            for name, disk in sorted(scratch.paths.items(), key=lambda pair: -len(pair[1])):  # fd 10 before fd 1
+                messages = messages.replace(disk, name)
+            if scratch.tmp is not None:
+                messages = messages.replace(scratch.tmp + os.sep, "")
             messages = "\n".join(line for line in messages.splitlines() if not _LOG_NOISE.match(line))
             raise SchemaNormalizationError(
                 "protoc could not compile it: " + (messages.strip() or f"exit status {code}")
             )
-        fds = descriptor_pb2.FileDescriptorSet()
-        with open(out, "rb") as fh:
-            fds.ParseFromString(fh.read())
-    return list(fds.file)
+    return list(descriptor_pb2.FileDescriptorSet.FromString(data).file)
 
 
-def _run_protoc(compiler: Any, args: list[bytes], tmp: str) -> tuple[int, str]:
-    """Run protoc in-process; its diagnostics go to file descriptor 2, captured here."""
-    log = os.path.join(tmp, "protoc.log")
-    with _PROTOC_LOCK, open(log, "w+b") as sink:
+class _Scratch:
+    """Files protoc reads and writes: in-memory files (Linux), else files in a temporary directory."""
+
+    def __init__(self, in_memory: bool) -> None:
+        self.tmp = None if in_memory else tempfile.mkdtemp(prefix="fieldgraph-proto-")
+        self.paths: dict[str, str] = {}  # name -> disk path
+        self.fds: dict[str, int] = {}  # disk path -> open descriptor
+
+    def __enter__(self) -> _Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def file(self, name: str, content: bytes = b"") -> str:
+        """A new file holding ``content``: its disk path."""
+        if self.tmp is None:
+            fd = os.memfd_create("fieldgraph-proto")
+            path = f"/proc/self/fd/{fd}"
+        else:
+            path = os.path.join(self.tmp, f"{len(self.fds)}.proto")
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        self.fds[path] = fd
+        self.paths.setdefault(name, path)
+        view = memoryview(content)
+        while view:
+            view = view[os.write(fd, view):]
+        return path
+
+    def tree(self, files: Mapping[str, str]) -> str:
+        """``files`` written at their paths under a new folder (the temporary directory's ``src``)."""
+        assert self.tmp is not None
+        root = os.path.join(self.tmp, "src")
+        for name, content in files.items():
+            path = os.path.join(root, *PurePosixPath(name).parts)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(content)
+            self.paths[name] = path
+        return root
+
+    def read(self, path: str) -> bytes:
+        fd = self.fds[path]
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+
+
+def _run_protoc(compiler: Any, args: list[bytes], sink: int) -> int:
+    """Run protoc in-process; its diagnostics go to file descriptor 2, sent to ``sink`` here."""
+    with _PROTOC_LOCK:
         saved = os.dup(2)
         try:
-            os.dup2(sink.fileno(), 2)
-            code = compiler.run_main(args)
+            os.dup2(sink, 2)
+            code: int = compiler.run_main(args)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
-        sink.seek(0)
-        return code, sink.read().decode("utf-8", "replace")
+        return code
 
 
 def _build_pool(files: list[Any], label: str) -> Any:
@@ -393,9 +457,10 @@ class _Converter:
         self.succ: dict[str, list[str]] = {}  # message -> messages its fields (and oneofs) refer to
         self.referred: set[str] = set()
         self.scc: dict[str, frozenset[str]] = {}
-        self.records: dict[tuple[str, frozenset[str]], Record] = {}
-        self.scalars: dict[tuple[int, bool], Primitive] = {}
-        self.enums: dict[str, Enum] = {}
+        self.records: dict[tuple[str, frozenset[str], bool], Record] = {}
+        self.enums: dict[tuple[str, bool], Enum] = {}
+        self.native_props: dict[str, Mapping[str, Any]] = {}
+        self.array_types: dict[str, FieldType] = {}
         self.count = 0
 
     # graph, as DataHub's _populate_graph builds it
@@ -441,14 +506,16 @@ class _Converter:
         for root in roots:
             rec = self.record(root, frozenset())
             props = frozen_props({"native_data_type": "message"})
-            node = Record(rec.name, rec.fields, None, props, WalkHints(token=_token(root.full_name)))
+            hints = WalkHints(token=_token(root.full_name), emitted=_emitted(_RECORD_TYPE, "message", nullable=False))
+            node = Record(rec.name, rec.fields, None, props, hints)
             fields.append((f"[type={_token(root.full_name)}].{root.name}", Field(root.name, node)))
         fields.sort(key=lambda pair: pair[0])
         bare = WalkHints(bare=True, part_of_key=False)
         return Record(file_desc.package or "", tuple(f for _, f in fields), None, hints=bare)
 
-    def record(self, msg: Any, above: frozenset[str]) -> Record:
-        """The record of ``msg`` reached below the messages ``above`` (only its own component matters)."""
+    def record(self, msg: Any, above: frozenset[str], item: bool = False) -> Record:
+        """The record of ``msg`` reached below the messages ``above`` (only its own component matters);
+        ``item``: as the items of a repeated field (then its field is an ArrayType)."""
         name = msg.full_name
         comp = self.scc.get(name)
         if comp is None:  # a message outside the graph (given by message=): its own component
@@ -456,9 +523,14 @@ class _Converter:
             self.scc = _components(list(self.order), self.succ)
             comp = self.scc[name]
         above = above & comp
-        key = (name, above)
+        key = (name, above, item)
         rec = self.records.get(key)
         if rec is not None:
+            return rec
+        if item:  # the same record, but emitted as an array
+            plain = self.record(msg, above)
+            hints = WalkHints(token=plain.hints.token, emitted=_emitted(self.array_type(name), name))
+            rec = self.records[key] = Record(name, plain.fields, None, plain.props, hints)
             return rec
         self.count += 1
         if self.count > MAX_RECORDS:
@@ -471,65 +543,76 @@ class _Converter:
             if field.containing_oneof is None:
                 members.append(self.field(field, below))
         for oneof in msg.oneofs:
-            inner = sorted((self.field(f, below) for f in oneof.fields), key=lambda pair: pair[0])
-            props = frozen_props({"native_data_type": "oneof", "_nullable": True})
-            node = Record(oneof.full_name, tuple(f for _, f in inner), None, props,
-                          WalkHints(token="union", field_type=_UNION_TYPE))
+            inner = sorted([self.field(f, below) for f in oneof.fields], key=_first)
+            node = Record(oneof.full_name, tuple(f for _, f in inner), None, _ONEOF_PROPS, _ONEOF_HINTS)
             members.append((f"[type=union].{oneof.name}", Field(oneof.name, node)))
-        members.sort(key=lambda pair: pair[0])
-        props = frozen_props({"native_data_type": name, "_nullable": True})
-        rec = Record(name, tuple(f for _, f in members), None, props, WalkHints(token=_token(name)))
+        members.sort(key=_first)
+        hints = WalkHints(token=_token(name), emitted=_emitted(_RECORD_TYPE, name))
+        rec = Record(name, tuple([f for _, f in members]), None, self.props(name), hints)
         self.records[key] = rec
         return rec
 
     def field(self, field: Any, below: frozenset[str]) -> tuple[str, Field]:
         """(DataHub's path token of ``field``, for ordering; the model field)."""
         repeated = _is_repeated(field)
-        if field.message_type is not None:
-            msg = field.message_type
-            native = msg.full_name
-            token = _token(native)
-            if native in below:
-                node: Type = Record(native, (), None, frozen_props({"native_data_type": native, "_nullable": True}),
-                                    WalkHints(token=token, recursive=True))
-            else:
-                node = self.record(msg, below)
-        elif field.type == _TYPE_ENUM:
+        kind, name = field.type, field.name
+        scalar = _SCALAR_NODES.get(kind)
+        if scalar is not None:
+            token, native, plain, item = scalar
+            if not repeated:
+                return f"[type={token}].{name}", Field(name, plain)
+            node: Type = item
+        elif kind == _TYPE_ENUM:
             native = field.enum_type.full_name
             token = "enum"
             node = self.enum(field.enum_type, repeated)
-        else:
-            try:
-                token, native, cls = _SCALARS[field.type]
-            except KeyError:
-                raise SchemaNormalizationError(f"unsupported field type {field.type}", path=field.full_name) from None
-            node = self.scalar(field.type, repeated)
-        if repeated:
-            hints = WalkHints(field_type=FieldType("ArrayType", nested_type=(native,)))
-            node = Array(node, frozen_props({"native_data_type": native, "_nullable": True}), hints)
-            return f"[type=array].[type={token}].{field.name}", Field(field.name, node)
-        return f"[type={token}].{field.name}", Field(field.name, node)
-
-    def scalar(self, kind: int, item: bool) -> Primitive:
-        node = self.scalars.get((kind, item))
-        if node is None:
-            token, native, cls = _SCALARS[kind]
-            if item:
-                node = Primitive(token)
+        elif (msg := field.message_type) is not None:
+            native = msg.full_name
+            token = _token(native)
+            if native in below:
+                ftype = self.array_type(native) if repeated else _RECORD_TYPE
+                hints = WalkHints(token=token, recursive=True, emitted=_emitted(ftype, native, recursive=True))
+                node = Record(native, (), None, self.props(native), hints)
             else:
-                node = Primitive(token, frozen_props({"native_data_type": native, "_nullable": True}),
-                                 WalkHints(field_type=FieldType(cls)))
-            self.scalars[(kind, item)] = node
-        return node
+                node = self.record(msg, below, repeated)
+        else:
+            raise SchemaNormalizationError(f"unsupported field type {kind}", path=field.full_name)
+        if repeated:
+            node = Array(node, self.props(native), WalkHints(field_type=self.array_type(native)))
+            return f"[type=array].[type={token}].{name}", Field(name, node)
+        return f"[type={token}].{name}", Field(name, node)
+
+    def props(self, native: str) -> Mapping[str, Any]:
+        """The props of a nullable node whose nativeDataType is ``native`` (shared)."""
+        props = self.native_props.get(native)
+        if props is None:
+            props = self.native_props[native] = frozen_props({"native_data_type": native, "_nullable": True})
+        return props
+
+    def array_type(self, native: str) -> FieldType:
+        ftype = self.array_types.get(native)
+        if ftype is None:
+            ftype = self.array_types[native] = FieldType("ArrayType", nested_type=(native,))
+        return ftype
 
     def enum(self, desc: Any, item: bool) -> Enum:
-        key = f"{desc.full_name}/{item}"
+        key = (desc.full_name, item)
         node = self.enums.get(key)
         if node is None:
-            props = {} if item else {"native_data_type": desc.full_name, "_nullable": True}
-            node = self.enums[key] = Enum(desc.full_name, tuple(v.name for v in desc.values), None,
-                                          frozen_props(props))
+            name = desc.full_name
+            ftype = self.array_type(name) if item else _ENUM_TYPE
+            node = self.enums[key] = Enum(name, tuple(v.name for v in desc.values), None,
+                                          EMPTY if item else self.props(name), WalkHints(emitted=_emitted(ftype, name)))
         return node
+
+
+def _emitted(ftype: FieldType, native: str, nullable: bool = True, recursive: bool = False) -> dict[str, Any]:
+    """The attributes of the field emitted at a node, as given (the walk adds its path and isPartOfKey):
+    what it would compute from the node's props and pinned type, without computing it per field."""
+    emitted = {"type": ftype, "nativeDataType": native, "nullable": nullable}  # (the rest: SchemaField's defaults)
+    if recursive:
+        emitted["recursive"] = True
+    return emitted
 
 
 def _components(nodes: list[str], succ: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
@@ -580,3 +663,25 @@ def _components(nodes: list[str], succ: Mapping[str, list[str]]) -> dict[str, fr
                 for member in comp:
                     out[member] = frozen
     return out
+
+
+_ONEOF_PROPS = frozen_props({"native_data_type": "oneof", "_nullable": True})
+_ONEOF_HINTS = WalkHints(token="union", field_type=_UNION_TYPE, emitted=_emitted(_UNION_TYPE, "oneof"))
+
+
+
+def _scalar_node(token: str, native: str, cls: str, item: bool) -> Primitive:
+    """A scalar field's node (``item``: a repeated field's items)."""
+    if item:
+        array = FieldType("ArrayType", nested_type=(native,))
+        return Primitive(token, hints=WalkHints(emitted=_emitted(array, native)))
+    ftype = FieldType(cls)
+    props = frozen_props({"native_data_type": native, "_nullable": True})
+    return Primitive(token, props, WalkHints(field_type=ftype, emitted=_emitted(ftype, native)))
+
+
+#: FieldDescriptor.TYPE_* -> (path token, nativeDataType, the node of a field, the node of a repeated field's items)
+_SCALAR_NODES: dict[int, tuple[str, str, Primitive, Primitive]] = {
+    kind: (token, native, _scalar_node(token, native, cls, False), _scalar_node(token, native, cls, True))
+    for kind, (token, native, cls) in _SCALARS.items()
+}
