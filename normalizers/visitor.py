@@ -16,6 +16,7 @@ by other rules (a path token, a pinned field type, a field emitted as given).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from .errors import SchemaNormalizationError
@@ -179,6 +180,18 @@ def _leaf(fld: Field) -> tuple[Primitive | Union, Primitive, str] | None:
 _PRIMITIVE_TOKENS = {name: f"[type={name}]" for name in PRIMITIVES}
 
 
+def _given_leaf(fld: Field) -> tuple[str, Mapping[str, Any]] | None:
+    """For a field of a primitive, enum or fixed type whose converter pinned the field it emits (Protobuf,
+    JSON Schema): (the type's path token, the pinned attributes); else None."""
+    node = fld.type
+    if type(node) is not Primitive and type(node) is not Enum and type(node) is not Fixed:
+        return None
+    hints = node.hints
+    if hints.emitted is None or hints.silent or fld.hints.emitted is not None or fld.hints.silent:
+        return None
+    return _annotation(node), hints.emitted
+
+
 class _Walk:
     __slots__ = ("stack", "fields", "seen", "expanding", "key", "part_of_key", "out")
 
@@ -253,12 +266,18 @@ class _Walk:
             prefix = None
             for child in node.fields:
                 leaf = _leaf(child)
-                if leaf is None:
+                given = None if leaf is not None else _given_leaf(child)
+                if leaf is None and given is None:
                     self.field(child)
                     continue
                 if prefix is None:  # the path so far, joined once for all the record's simple fields
                     prefix = ".".join(self.stack)
-                self.leaf_field(prefix, child, *leaf)
+                if leaf is not None:
+                    self.leaf_field(prefix, child, *leaf)
+                elif given is not None:  # what given() emits for it, with no stack to push and join
+                    token, emitted = given
+                    self.out.append(SchemaField(fieldPath=f"{prefix}.{token}.{_field_token(child)}",
+                                                isPartOfKey=self.part_of_key, **emitted))
             self.expanding.pop()
         elif type(node) is Array:
             self.visit(node.items)
