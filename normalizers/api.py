@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from fieldgraph.bulk import gc_paused
@@ -79,6 +80,24 @@ def normalize(
     """
     with gc_paused():
         return fields_of(to_model(schema, format, name=name, **options), key=key, name=name)
+
+
+def normalize_text(text: str, format: str = "avro", *, key: bool = False,
+                   name: str | None = None) -> tuple[SchemaField, ...]:
+    """:func:`normalize` for schema text, remembering the last :data:`TEXT_CACHE_SIZE` schemas' fields by their
+    text (the text is the fingerprint: equal text, equal fields), for streams that send one schema over and
+    over (every DataHub schema event carries its document). The fields are shared between the callers that
+    asked for the same text: a tuple, not to be changed. A schema that fails is not remembered."""
+    return _normalize_text(text, format, key, name)
+
+
+#: schemas :func:`normalize_text` remembers (least recently used first out)
+TEXT_CACHE_SIZE = 256
+
+
+@lru_cache(maxsize=TEXT_CACHE_SIZE)
+def _normalize_text(text: str, format: str, key: bool, name: str | None) -> tuple[SchemaField, ...]:
+    return tuple(normalize(text, format, key=key, name=name))
 
 
 def fields_of(model: Type, *, key: bool = False, name: str | None = None) -> list[SchemaField]:

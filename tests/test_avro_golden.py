@@ -96,3 +96,22 @@ def test_every_input_form_gives_the_same_fields():
     expected = normalize(text)
     assert normalize(text.encode()) == expected
     assert normalize(json.loads(text)) == expected
+
+
+def test_normalize_text_remembers_a_schema_by_its_text_and_not_a_failure():
+    from fieldgraph.normalizers import SchemaNormalizationError, normalize_text
+    from fieldgraph.normalizers.api import _normalize_text
+
+    from .golden import GOLDEN
+
+    text = (GOLDEN / "avro" / "seed_nested_record.avsc").read_text()
+    first = normalize_text(text)
+    assert [f.to_datahub() for f in first] == [f.to_datahub() for f in normalize(text)]
+    hits = _normalize_text.cache_info().hits
+    assert normalize_text((text + " ")[:-1]) is first and _normalize_text.cache_info().hits == hits + 1
+    assert normalize_text(text, key=True) is not first  # a key schema: other paths
+    assert all(f.fieldPath.startswith("[version=2.0].[key=True]") for f in normalize_text(text, key=True))
+    bad = '{"type": "record", "name": "R", "fields": [{"name": "a", "type": "strin"}]}'
+    for _ in range(2):
+        with pytest.raises(SchemaNormalizationError, match="unknown type 'strin'"):
+            normalize_text(bad)

@@ -222,7 +222,7 @@ _DOC_TYPE_FORMATS = {"AVRO": "avro", "PROTOBUF": "protobuf", "JSON": "json-schem
 
 
 def _normalize_platform_schema(meta: SchemaMetadata, where: str) -> list[SchemaField]:
-    from fieldgraph.normalizers import normalize
+    from fieldgraph.normalizers import normalize, normalize_text
 
     cls = meta.platform_schema_class
     body = meta.platform_schema_body
@@ -260,7 +260,10 @@ def _normalize_platform_schema(meta: SchemaMetadata, where: str) -> list[SchemaF
     fields: list[SchemaField] = []
     for text, fmt, key in parts:
         try:
-            fields.extend(normalize(text, fmt, key=key, name=meta.schemaName or None))
+            if isinstance(text, str):  # the usual: remembered by its text, as streams repeat their schemas
+                fields.extend(normalize_text(text, fmt, key=key, name=meta.schemaName or None))
+            else:
+                fields.extend(normalize(text, fmt, key=key, name=meta.schemaName or None))
         except FieldgraphError as exc:
             raise EventError(f"cannot normalize the {'key' if key else 'value'} schema: {exc}",
                              where=f"{where}.platformSchema") from None
