@@ -86,6 +86,14 @@ class DatasetUrn:
 
     @classmethod
     def parse(cls, urn: str) -> DatasetUrn:
+        """``urn`` read (:class:`UrnError` if it is not a dataset URN). Ingest reads the same few URNs over and
+        over: the last :data:`PARSED_CACHE_SIZE` are remembered (the values are immutable)."""
+        if not isinstance(urn, str):
+            raise UrnError(str(urn), "a URN starts with 'urn:li:'")
+        return _parse_dataset(urn)
+
+    @classmethod
+    def _parse(cls, urn: str) -> DatasetUrn:
         entity, ids = _entity(urn)
         if entity != "dataset":
             raise UrnError(urn, f"expected a dataset URN, got entity type {entity!r}")
@@ -117,6 +125,14 @@ class FieldUrn:
 
     @classmethod
     def parse(cls, urn: str) -> FieldUrn:
+        """``urn`` read (:class:`UrnError` if it is not a field URN); the last :data:`PARSED_CACHE_SIZE` are
+        remembered, as dataset URNs are."""
+        if not isinstance(urn, str):
+            raise UrnError(str(urn), "a URN starts with 'urn:li:'")
+        return _parse_field(urn)
+
+    @classmethod
+    def _parse(cls, urn: str) -> FieldUrn:
         entity, ids = _entity(urn)
         if entity not in FIELD_ENTITY_TYPES:
             raise UrnError(urn, f"expected a datasetField or schemaField URN, got entity type {entity!r}")
@@ -139,6 +155,12 @@ class FieldUrn:
 
     def __str__(self) -> str:
         return self.dataset_field_urn
+
+
+#: URNs of each kind whose parse is remembered (about 20 MB for field URNs when full)
+PARSED_CACHE_SIZE = 1 << 16
+_parse_dataset = lru_cache(maxsize=PARSED_CACHE_SIZE)(DatasetUrn._parse)
+_parse_field = lru_cache(maxsize=PARSED_CACHE_SIZE)(FieldUrn._parse)
 
 
 def make_dataset_urn(platform: str, name: str, env: str = "PROD") -> str:
