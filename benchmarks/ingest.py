@@ -18,6 +18,12 @@ by default, ``neo4j`` started for the run, ``both``, or the URI of a running ser
 
 Prints JSON with events/s and fields/s and ``ratio`` = endToEnd / min(consume, storeWrite) (target >= 0.7);
 with ``both``, one object per backend under ``backends`` and the ratios side by side under ``sideBySide``.
+
+``--batch-sizes 200,500,1000,2000,5000`` adds, per backend, the series ``batchSizes``: for each worker batch
+size, the store write (``LineageGraph.ingest`` with that batch) and the end-to-end worker (that ``batch_size``),
+measured one after the other: ``[{"batch": N, "endToEndEventsPerS": ..., "storeWriteEventsPerS": ...,
+"ratio": ...}]`` (ratio as above, against that batch size's store write). ``--out FILE`` also writes the JSON
+to ``FILE``.
 """
 
 from __future__ import annotations
@@ -116,15 +122,43 @@ def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: arg
     print(f"{b.label}: consume {consume_s:.2f}s, store write {store_s:.2f}s, raw store {raw_s:.2f}s",
           file=sys.stderr, flush=True)
 
-    # end to end: the worker opens the graph the way a deployment does (the URI)
+    e2e_s, e2e_fields = end_to_end(b, broker, topic, n, args.batch)
+
+    consume, store, e2e = rate(consumed, consume_s), rate(n, store_s), rate(n, e2e_s)
+    out = {
+        **b.info(), "events": n, "aspectChanges": n_changes, "fieldUpserts": fields, "edges": edges,
+        "partitions": args.partitions, "batch": args.batch,
+        "consume": {"eventsPerS": consume, "seconds": round(consume_s, 3), "messagesTimed": consumed},
+        "storeWrite": {"eventsPerS": store, "fieldsPerS": rate(fields, store_s), "seconds": round(store_s, 3)},
+        "rawStore": {"eventsPerS": rate(n, raw_s), "fieldsPerS": rate(fields, raw_s), "seconds": round(raw_s, 3)},
+        "storeWriteVsRaw": round(raw_s / store_s, 3),
+        "endToEnd": {"eventsPerS": e2e, "fieldsPerS": rate(e2e_fields, e2e_s), "seconds": round(e2e_s, 3)},
+        "ratio": round(e2e / min(consume, store), 3), "target": 0.7,
+    }
+    if args.batch_sizes:
+        out["batchSizes"] = [sweep_point(b, broker, topic, changes, n, size, consume) for size in args.batch_sizes]
+    return out
+
+
+def rate(count: int, seconds: float) -> float:
+    return round(count / seconds, 1)
+
+
+def end_to_end(b: Backend, broker: Broker, topic: str, n: int, batch: int, worker: type[Worker] = Worker
+               ) -> tuple[float, int]:
+    """A ``Worker`` (``batch_size`` ``batch``, a new group) from the broker into an empty graph: the seconds from
+    its first batch (after the group join) until it committed ``n`` messages, and the fields it wrote. The
+    worker opens the graph the way a deployment does (the URI)."""
     b.fresh("bench_kafka_e2e").close()
     cfg = WorkerConfig(bootstrap_servers=broker.bootstrap, group_id=f"e2e-{b.kind}-{time.time_ns()}", topics=[topic],
-                       graph=b.uri, graph_name="bench_kafka_e2e", batch_size=args.batch,
+                       graph=b.uri, graph_name="bench_kafka_e2e", batch_size=batch,
                        batch_timeout_s=0.2, kafka=dict(FAST_GROUP), log_interval_s=3600)
-    w = Worker(cfg)
+    w = worker(cfg)
     th = threading.Thread(target=w.run, daemon=True)
     th.start()
     while w.stats.messages == 0:
+        if not th.is_alive():
+            raise RuntimeError("the worker stopped early")
         time.sleep(0.005)
     t0 = time.perf_counter() - w.stats.last_batch_s  # from the first batch (after the group join)
     while w.stats.messages < n:
@@ -135,19 +169,20 @@ def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: arg
     e2e_fields = w.stats.fields
     w.stop()
     th.join(60)
+    return e2e_s, e2e_fields
 
-    rate = lambda count, s: round(count / s, 1)  # noqa: E731
-    consume, store, e2e = rate(consumed, consume_s), rate(n, store_s), rate(n, e2e_s)
-    return {
-        **b.info(), "events": n, "aspectChanges": n_changes, "fieldUpserts": fields, "edges": edges,
-        "partitions": args.partitions, "batch": args.batch,
-        "consume": {"eventsPerS": consume, "seconds": round(consume_s, 3), "messagesTimed": consumed},
-        "storeWrite": {"eventsPerS": store, "fieldsPerS": rate(fields, store_s), "seconds": round(store_s, 3)},
-        "rawStore": {"eventsPerS": rate(n, raw_s), "fieldsPerS": rate(fields, raw_s), "seconds": round(raw_s, 3)},
-        "storeWriteVsRaw": round(raw_s / store_s, 3),
-        "endToEnd": {"eventsPerS": e2e, "fieldsPerS": rate(e2e_fields, e2e_s), "seconds": round(e2e_s, 3)},
-        "ratio": round(e2e / min(consume, store), 3), "target": 0.7,
-    }
+
+def sweep_point(b: Backend, broker: Broker, topic: str, changes: list, n: int, size: int, consume: float) -> dict:
+    """One point of ``batchSizes``: the store write with batch ``size``, then the worker with ``batch_size`` size."""
+    g = LineageGraph(b.fresh("bench_kafka_raw"))
+    store_s, _ = record_ingest(g, changes, size)
+    g.close()
+    e2e_s, _ = end_to_end(b, broker, topic, n, size)
+    store, e2e = rate(n, store_s), rate(n, e2e_s)
+    point = {"batch": size, "endToEndEventsPerS": e2e, "storeWriteEventsPerS": store,
+             "ratio": round(e2e / min(consume, store), 3)}
+    print(f"{b.label}: batch {size}: {json.dumps(point)}", file=sys.stderr, flush=True)
+    return point
 
 
 def main() -> None:
@@ -158,6 +193,9 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=3)
     ap.add_argument("--batch", type=int, default=2000)
     ap.add_argument("--warmup", type=int, default=5, help="percent of the events in an untimed first write (0: none)")
+    ap.add_argument("--batch-sizes", type=lambda v: [int(x) for x in v.split(",") if x.strip()], default=[],
+                    help="also measure store write and end to end per worker batch size, e.g. 200,500,1000,2000,5000")
+    ap.add_argument("--out", type=Path, help="also write the JSON to this file")
     add_arguments(ap)
     args = ap.parse_args()
 
@@ -191,7 +229,10 @@ def main() -> None:
                                "storeWrite": r["storeWrite"]["eventsPerS"], "endToEnd": r["endToEnd"]["eventsPerS"]}
                            for k, r in results.items()},
             "target": 0.7}}
-    print(json.dumps(out, indent=2))
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
 
 
 if __name__ == "__main__":

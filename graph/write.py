@@ -33,7 +33,6 @@ from contextlib import AbstractContextManager, nullcontext
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from fieldgraph.bulk import gc_paused as gc_paused  # the worker imports it from here
 from fieldgraph.changes import (
     JOB_LINEAGE,
     SCHEMA_METADATA,

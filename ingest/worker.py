@@ -1,11 +1,18 @@
 """The Kafka ingestion worker: a consumer group member that keeps the lineage graph current.
 
-One loop, one thread, micro-batches::
+Micro-batches, pipelined over two threads::
 
-    poll up to batch_size messages -> decode (JSON or Avro, then the sources' decode_event: the same
-    code as file replay) -> write the batch through the graph's one write path (concurrent-writers
-    mode) -> bad ones to the dead-letter topic (flushed, delivery confirmed) -> commit the batch's
-    offsets (sync).
+    consumer thread: poll up to batch_size messages (any partitions) -> decode (JSON or Avro, then the
+        sources' decode_event: the same code as file replay) -> wait for the previous batch's write ->
+        its bad events to the dead-letter topic (flushed, delivery confirmed) -> commit its offsets (sync)
+        -> hand this batch to the writer -> poll the next one
+    writer thread: write each batch through the graph's one write path (concurrent-writers mode), one
+        batch at a time, in order
+
+so batch N+1 is polled and decoded while batch N is written (the graph is another process: its round
+trips free the interpreter for the decoding). Only one batch is ever in flight, and it is committed
+(by the consumer thread) only after its write ended, before the next batch is handed over: offsets are
+committed in order, each after the write covering it.
 
 A transient fault (:class:`fieldgraph.errors.TransientError`: the graph or the schema registry down)
 pauses the partitions and retries the batch with backoff and jitter, serving the consumer meanwhile; a
@@ -15,8 +22,12 @@ the batch) with its reason, and the rest goes on.
 Offsets are committed only after the graph write and the DLQ delivery covering them succeeded, so a
 crash at any moment loses nothing; the replay after it rewrites the same aspects, which the planner
 treats as no-ops or identical overwrites (newest stamp wins, equal stamps re-apply), so it changes
-nothing. A batch always completes before the next poll, so a rebalance (which runs inside poll)
-never takes partitions from under an unfinished batch; SIGTERM/SIGINT stop the loop after the batch.
+nothing. A write that fails transiently is retried (with the batch after it held back, decoded but not
+written); one given up (stopping, or partitions revoked meanwhile) gives back its messages and the next
+batch's, uncommitted, for the partitions still ours. A rebalance runs inside poll, while a batch may be
+in flight: the revoke callback waits for that write to end and commits it (dead letters first) before the
+partitions go, so the new owner starts after it; if that write failed, nothing is committed and the new
+owner reads it again. SIGTERM/SIGINT stop the loop after the batch in flight is written and committed.
 
 Several workers writing at once (different partitions) can race; the graph's concurrent-writers
 mode (``fieldgraph.graph.write``) makes that safe.
@@ -27,13 +38,17 @@ from __future__ import annotations
 import logging
 import random
 import signal
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from fieldgraph.bulk import gc_paused
 from fieldgraph.changes import Change
 from fieldgraph.errors import (
     FieldgraphError,
@@ -45,7 +60,7 @@ from fieldgraph.errors import (
     require,
 )
 from fieldgraph.graph import LineageGraph, Plan, WriteMode
-from fieldgraph.graph.write import gc_paused
+from fieldgraph.graph.write import one_version_each
 from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
 from .config import WorkerConfig
@@ -89,6 +104,20 @@ class _Batch:
     @property
     def n_changes(self) -> int:
         return sum(len(cs) for _, cs in self.per_msg)
+
+
+#: what :meth:`Worker._write` returns: the plan and the events the graph refused, with (kind, reason)
+_Written = tuple[Plan, list[tuple[Any, str, str]]]
+
+
+@dataclass
+class _InFlight:
+    """A decoded batch handed to the writer thread, not committed yet."""
+
+    msgs: Sequence[Any]
+    batch: _Batch
+    write: Future[_Written]
+    started: float  # when its poll returned (the batch latency counts from there)
 
 
 class _Metrics:
@@ -141,6 +170,9 @@ class Worker:
         self._last_log = time.monotonic()
         self._last_log_messages = 0
         self._revoked_during_wait: set[tuple[str, int]] = set()
+        #: the batch the writer thread is writing (at most one), and that thread
+        self._inflight: _InFlight | None = None
+        self._writer: ThreadPoolExecutor | None = None
         #: why no broker answers, as librdkafka last said (None: they do); librdkafka retries by itself
         self._unreachable: str | None = None
 
@@ -175,6 +207,7 @@ class Worker:
                               "logger": LIBRDKAFKA_LOG})
         self._consumer = Consumer(consumer_conf)
         self._producer = Producer(producer_conf)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="fieldgraph-writer")
         self._consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
                                  on_lost=self._on_revoke)
         if cfg.metrics_port:
@@ -189,6 +222,9 @@ class Worker:
         return graph
 
     def close(self) -> None:
+        if self._inflight is not None:  # an error stopped the loop: let the write end (uncommitted) before closing
+            self._inflight.write.exception()
+            self._inflight = None
         if self._consumer is not None:
             try:
                 self._consumer.close()  # leaves the group: its partitions move at once
@@ -201,6 +237,9 @@ class Worker:
         if self._metrics is not None:
             self._metrics.close()
             self._metrics = None
+        if self._writer is not None:
+            self._writer.shutdown()
+            self._writer = None
         if self._graph is not None:
             self._graph.close()
             self._graph = None
@@ -209,20 +248,25 @@ class Worker:
         """Consume until stopped (or, with ``max_idle_s``, until nothing arrived for that long)."""
         self._open()
         try:
-            if self._graph is None:
-                self._graph = self._open_graph()
-            idle_since = time.monotonic()
-            while not self._stop.is_set():
-                msgs = self._backlog + self._consumer.consume(self.config.batch_size, self.config.batch_timeout_s)
-                self._backlog = []
-                msgs = [m for m in msgs if not self._kafka_message_error(m)]
-                if msgs:
-                    self._unreachable = None
-                    self.process(msgs)
-                    idle_since = time.monotonic()
-                elif max_idle_s is not None and time.monotonic() - idle_since > max_idle_s:
-                    break
-                self._maybe_log()
+            with _short_gil_turns():
+                if self._graph is None:
+                    self._graph = self._open_graph()
+                idle_since = time.monotonic()
+                while not self._stop.is_set():
+                    fresh = self._consumer.consume(self.config.batch_size, self.config.batch_timeout_s)
+                    # the backlog after the poll: a revoke inside it may have given the batch in flight back
+                    msgs, self._backlog = self._backlog + fresh, []
+                    msgs = [m for m in msgs if not self._kafka_message_error(m)]
+                    if msgs:
+                        self._unreachable = None
+                        self._submit(msgs)
+                        idle_since = time.monotonic()
+                    else:
+                        self._finish()  # nothing new: commit the batch in flight now
+                        if max_idle_s is not None and time.monotonic() - idle_since > max_idle_s:
+                            break
+                    self._maybe_log()
+                self._finish()
         finally:
             self._maybe_log(force=True)
             self.close()
@@ -244,8 +288,10 @@ class Worker:
         log.info("assigned %s", _parts(partitions))
 
     def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
-        # a batch is never in flight here (it completes before the next poll), except while waiting
-        # for the graph: then its messages are dropped uncommitted, and the new owner replays them
+        # the batch in flight is written and committed before the partitions go (if its write fails, it is
+        # not committed: the new owner reads it again). While a write is retried (waiting for the graph), its
+        # messages are dropped uncommitted, and the new owner replays them.
+        self._finish(retry=False)
         gone = {(p.topic, p.partition) for p in partitions}
         self._assigned -= gone
         self._backlog = [m for m in self._backlog if (m.topic(), m.partition()) not in gone]
@@ -268,27 +314,70 @@ class Worker:
     # ---- one batch: decode -> write -> dead-letter -> commit ----
 
     def process(self, msgs: Sequence[Any]) -> None:
+        """Decode, write, dead-letter and commit ``msgs`` (and the batch in flight before them), waiting for it."""
+        self._submit(msgs)
+        self._finish()
+
+    def _submit(self, msgs: Sequence[Any]) -> None:
+        """Decode ``msgs`` (while the batch in flight is written), complete the batch in flight, then hand this
+        one to the writer thread. Given up (stopping, or partitions revoked while waiting): kept uncommitted."""
         t0 = time.monotonic()
         batch = self._retrying("reading the batch", lambda: self._decode_all(msgs))
-        written = None if batch is None else self._retrying("graph write", lambda: self._write(batch),
-                                                            count=True)
-        if batch is None or written is None:  # stopped, or partitions revoked while waiting: nothing committed
-            if not self._stop.is_set():  # keep the partitions still ours, in order, for the next batch
-                self._backlog = [m for m in msgs if (m.topic(), m.partition()) in self._assigned] + self._backlog
+        done = self._finish()  # first: its offsets are committed before this batch's write starts
+        if batch is None or not done:
+            self._give_back(msgs)
             return
+        assert self._writer is not None
+        self._inflight = _InFlight(msgs, batch, self._writer.submit(self._write, batch), t0)
+
+    def _finish(self, *, retry: bool = True) -> bool:
+        """Wait for the batch in flight to be written, retrying it while the graph is unavailable (not with
+        ``retry`` False: then it is given back), then dead-letter what it refused and commit its offsets.
+        False: given up, its messages kept uncommitted (see :meth:`_give_back`)."""
+        f, self._inflight = self._inflight, None
+        if f is None:
+            return True
+        tries = [f.write]
+
+        def attempt() -> _Written:
+            assert self._writer is not None
+            return (tries.pop() if tries else self._writer.submit(self._write, f.batch)).result()
+
+        if retry:
+            written = self._retrying("graph write", attempt, count=True)
+        else:
+            try:
+                written = attempt()
+            except TransientError as exc:
+                log.warning("graph write failed while the partitions are revoked, offsets not committed: %s", exc)
+                written = None
+        if written is None:  # stopped, or partitions revoked while waiting: nothing committed
+            self._give_back(f.msgs)
+            return False
+        self._complete(f, written)
+        return True
+
+    def _give_back(self, msgs: Sequence[Any]) -> None:
+        """Keep the messages of the partitions still ours, in offset order, for the next batch (not when stopping)."""
+        if self._stop.is_set():
+            return
+        keep = [m for m in msgs if (m.topic(), m.partition()) in self._assigned]
+        self._backlog = sorted([*keep, *self._backlog], key=lambda m: (m.topic(), m.partition(), m.offset()))
+
+    def _complete(self, f: _InFlight, written: _Written) -> None:
         plan, refused = written
-        self._send_dlq(batch.bad + refused)
-        self._commit(msgs)
-        dt = time.monotonic() - t0
-        s = self.stats
-        s.messages += len(msgs)
-        s.changes += batch.n_changes
+        self._send_dlq(f.batch.bad + refused)
+        self._commit(f.msgs)
+        dt = time.monotonic() - f.started
+        s, n, n_changes = self.stats, len(f.msgs), f.batch.n_changes
+        s.last_batch_s = dt
+        s.changes += n_changes
         s.fields += plan.counts["fields"]
         s.batches += 1
-        s.last_batch_s = dt
+        s.messages += n
         if self._metrics:
-            self._metrics.messages.inc(len(msgs))
-            self._metrics.changes.inc(batch.n_changes)
+            self._metrics.messages.inc(n)
+            self._metrics.changes.inc(n_changes)
             self._metrics.fields.inc(plan.counts["fields"])
             self._metrics.latency.observe(dt)
 
@@ -346,9 +435,10 @@ class Worker:
                     batch.bad.append((m, "aspect", unused_reason(obj)))
                 continue
             batch.per_msg.append((m, cs))
+        batch.per_msg = _across_partitions(batch.per_msg)
         return batch
 
-    def _write(self, batch: _Batch) -> tuple[Plan, list[tuple[Any, str, str]]]:
+    def _write(self, batch: _Batch) -> _Written:
         """Write the batch; messages the graph refuses for good (found by halving the batch) are set aside with
         the reason, the rest is written. Transient errors propagate (the caller retries the whole batch)."""
         assert self._graph is not None
@@ -486,6 +576,47 @@ class Worker:
 
 #: librdkafka errors that mean no broker answers (it keeps reconnecting by itself)
 _UNREACHABLE = ("_ALL_BROKERS_DOWN", "_TRANSPORT", "_RESOLVE")
+
+
+#: the interpreter's switch interval while a worker runs (seconds; Python's default is 0.005)
+SWITCH_INTERVAL_S = 0.0005
+_switch = threading.Lock()
+_switch_users: list[float] = []  # the interval before the first worker, once per running worker
+
+
+@contextmanager
+def _short_gil_turns() -> Iterator[None]:
+    """While the consumer thread decodes (pure Python), the writer thread gives up the GIL at each socket read
+    and write to the graph; taking it back waits for the decoder's turn to end, up to the switch interval:
+    5 ms by default, for each of the hundreds of round trips a batch takes (the convoy effect). Shorter turns
+    while workers run; the interval is put back when the last one ends."""
+    with _switch:
+        _switch_users.append(sys.getswitchinterval())
+        sys.setswitchinterval(min(_switch_users[0], SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        with _switch:
+            before = _switch_users.pop()
+            if not _switch_users:
+                sys.setswitchinterval(before)
+
+
+def _across_partitions(per_msg: list[tuple[Any, list[Change]]]) -> list[tuple[Any, list[Change]]]:
+    """The batch's events with each partition's runs merged: the graph writes a batch in runs in which no
+    aspect changes twice (:func:`fieldgraph.graph.write.one_version_each`), so the first run of every partition
+    goes first, then the second of each, and so on; each partition keeps its order (what Kafka orders), and
+    the batch takes as many runs as its partition that needs most, not their sum."""
+    parts: dict[tuple[str, int], list[tuple[Any, list[Change]]]] = {}
+    for item in per_msg:
+        parts.setdefault((item[0].topic(), item[0].partition()), []).append(item)
+    if len(parts) < 2:
+        return per_msg
+    ranked = [(rank, item) for items in parts.values()
+              for rank, (start, run) in enumerate(one_version_each([cs for _, cs in items]))
+              for item in items[start:start + len(run)]]
+    ranked.sort(key=lambda x: x[0])  # stable
+    return [item for _, item in ranked]
 
 
 def _parts(partitions: list[Any]) -> str:
