@@ -31,11 +31,12 @@ from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.services
 
+from fieldgraph.bulk import gc_paused  # noqa: E402
 from fieldgraph.graph import EmbeddedServer, GraphStore, LineageGraph, open_store  # noqa: E402
 from fieldgraph.graph import cypher as cy  # noqa: E402
 from fieldgraph.graph.history import fact_key  # noqa: E402
 from fieldgraph.graph.plan import field_urn  # noqa: E402
-from fieldgraph.graph.write import Writer, gc_paused  # noqa: E402
+from fieldgraph.graph.write import Writer  # noqa: E402
 
 
 def timed(fn):  # type: ignore[no-untyped-def]
@@ -122,6 +123,7 @@ class Backend:
     owned: bool  # started for this run (and thrown away after it)
     settings: dict[str, Any]
     used: set[str] = field(default_factory=set)
+    pid: int | None = None  # the server process started for the run (redis-server, java), for its memory
 
     def fresh(self, graph: str, batch: int | None = None) -> GraphStore:
         """A store on an empty graph ``graph`` (FalkorDB; Neo4j has the one database) with the schema."""
@@ -152,7 +154,7 @@ def backend(spec: str, args: argparse.Namespace) -> Iterator[Backend]:
             server = EmbeddedServer(Path(tmp) / "d").start()
             try:
                 yield Backend("embedded", LABELS["embedded"], "falkordb", f"falkordb+unix://{server.socket}", True,
-                              {})
+                              {}, pid=server.process.pid if server.process else None)
             finally:
                 server.stop()
     elif spec == "neo4j":
@@ -164,7 +166,8 @@ def backend(spec: str, args: argparse.Namespace) -> Iterator[Backend]:
             server = Neo4jServer(Path(tmp) / "neo4j", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache).start()
             try:
                 yield Backend("neo4j", LABELS["neo4j"], "neo4j", server.uri, True,
-                              {"heap": args.neo4j_heap, "pagecache": args.neo4j_pagecache})
+                              {"heap": args.neo4j_heap, "pagecache": args.neo4j_pagecache},
+                              pid=server.process.pid if server.process else None)
             finally:
                 server.stop()
     elif spec.split(":", 1)[0].lower() == "embedded":

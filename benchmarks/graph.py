@@ -21,6 +21,9 @@ Prints one JSON object (with ``both``: one per backend under ``backends``, and `
 - ``query``: ``LineageGraph.upstream(field, depth=10)`` latency on a graph of ``--fields`` fields
   (chains of datasets, each field derived from two fields of the dataset before), p50/p95 in ms
   (target p50 < 50 ms); and the same walk as one variable-length Cypher statement (``upstream.cypher``).
+
+Latency by walk depth (1..20) and by graph size (10k .. 10M fields, one incremental build), with memory:
+``benchmarks/graph_curves.py``.
 """
 
 from __future__ import annotations
