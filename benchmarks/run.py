@@ -39,11 +39,16 @@ class Bench:
     quick: str | None = ""  # its arguments with --quick (small sizes); None: left out of quick runs
     graph: bool = False  # takes --graph: runs again on --neo4j
     neo4j: str = ""  # added to ``full`` on Neo4j (a smaller graph where building 1M fields takes too long)
+    script: str = ""  # the script's name when it is not ``name`` (one script, two benchmarks)
+
+    @property
+    def path(self) -> Path:
+        return HERE / f"{self.script or self.name}.py"
 
 
 #: the benchmarks, in the order they run
 BENCHMARKS = [
-    Bench("normalize", "", "--rounds 1 --only avro"),
+    Bench("normalize", "--mypyc", "--rounds 1 --only avro"),
     Bench("normalize_curves", "", "--rounds 2 --fields-per-round 2000 --widths 10,200,2000 --depths 1,4,8,12"),
     Bench("value_checks", "", "--datasets 100 --fields 20 --repeat 1"),
     Bench("graph", "", "--fields 20000 --ingest-fields 5000 --queries 20 --varlength-queries 2 --rounds 1 "
@@ -59,7 +64,9 @@ BENCHMARKS = [
     Bench("reopen", "--fields 100000,300000,1000000", "--fields 20000"),
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),
-    Bench("scale", "", None, graph=True),
+    # 10M fields on the embedded graph (about 30 minutes of build, 10 GB of server memory); not on Neo4j
+    Bench("scale", "--sizes 10k,100k,1M,2M,3M,5M,7.5M,10M --no-depth-curve --build-minutes 45", None,
+          script="graph_curves"),
 ]
 
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
@@ -92,7 +99,7 @@ def tail(text: str, lines: int = 15) -> str:
 
 def run_one(b: Bench, backend: str | None, uri: str | None, args: argparse.Namespace) -> bool:
     """One script on one backend: its JSON into the results folder. Whether it went well."""
-    script = HERE / f"{b.name}.py"
+    script = b.path
     label = b.name + (f" ({backend})" if backend else "")
     argv = ((b.quick or "") if args.quick else b.full).split()
     if backend == "neo4j" and not args.quick:
@@ -101,10 +108,10 @@ def run_one(b: Bench, backend: str | None, uri: str | None, args: argparse.Names
     if backend:
         argv += ["--graph", uri or backend] + (["--clear-neo4j"] if backend == "neo4j" and args.clear_neo4j else [])
     out = args.results / f"{b.name}{'-' + backend if backend else ''}.json"
-    shown = " ".join([f"benchmarks/{b.name}.py", *(redact(a) if a == uri else a for a in argv)])
+    shown = " ".join([f"benchmarks/{b.path.name}", *(redact(a) if a == uri else a for a in argv)])
     print(f"{label}: {shown}", flush=True)
     if dropped:
-        print(f"  {b.name}.py does not define {', '.join(dropped)} (yet): left out", flush=True)
+        print(f"  {b.path.name} does not define {', '.join(dropped)} (yet): left out", flush=True)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, str(script), *argv], cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
@@ -154,8 +161,8 @@ def main() -> int:
     for b in BENCHMARKS:
         if names and b.name not in names:
             continue
-        if not (HERE / f"{b.name}.py").exists():
-            print(f"{b.name}: benchmarks/{b.name}.py does not exist (yet): skipped", flush=True)
+        if not b.path.exists():
+            print(f"{b.name}: benchmarks/{b.path.name} does not exist (yet): skipped", flush=True)
             continue
         if args.quick and b.quick is None:
             print(f"{b.name}: no quick sizes (a full run only): skipped", flush=True)
