@@ -14,7 +14,8 @@ Both sides get the same schema text (parsing included): ``fieldgraph.normalizers
 ``avro_schema_to_mce_fields(text, swallow_exceptions=False)``; their outputs are checked identical first (the
 ``recursive`` flag aside, as in ``benchmarks/normalize.py``). Each point converts enough distinct schemas (each
 record renamed) for about ``--fields-per-round`` output fields per timed round; the two sides alternate round by
-round and the best round of each counts. Prints JSON: ``width`` and ``depth``, one row per point with
+round and the best round of each counts, in the process's CPU time (both sides run on one thread; on a shared
+machine wall time measures the other processes too). Prints JSON: ``width`` and ``depth``, one row per point with
 ``fieldgraphFieldsPerS``, ``datahubFieldsPerS`` and ``ratio`` (fieldgraph / DataHub).
 """
 
