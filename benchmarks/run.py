@@ -65,7 +65,7 @@ BENCHMARKS = [
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),
     # 10M fields on the embedded graph (about 30 minutes of build, 10 GB of server memory); not on Neo4j
-    Bench("scale", "--sizes 10k,100k,1M,2M,3M,5M,7.5M,10M --no-depth-curve --build-minutes 45", None,
+    Bench("scale", "--sizes 10k,100k,1M,2M,3M,5M,7.5M,10M --no-depth-curve --build-minutes 50", None,
           script="graph_curves"),
 ]
 
