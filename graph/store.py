@@ -27,6 +27,7 @@ from fieldgraph.errors import FieldgraphError, require
 from . import cypher as cy
 from .embedded import EmbeddedServer
 from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, NotFoundError, QueryTimeout
+from .snapshot import Snapshot, snapshot_rows
 
 DEFAULT_GRAPH = "fieldgraph"
 DEFAULT_BATCH = 2000
@@ -63,6 +64,10 @@ class GraphStore(ABC):
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         """Compact dataset state rows for the planner (see ``cypher/read_state.cypher``)."""
         return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]
+
+    def snapshot(self) -> Snapshot:
+        """The whole graph as plain data (:mod:`fieldgraph.graph.snapshot`): for comparing graphs and exporting."""
+        return snapshot_rows(self.run_named("snapshot_nodes"), self.run_named("snapshot_edges"))
 
     @contextmanager
     def reading(self, timeout_ms: int | None = None) -> Iterator[None]:
