@@ -15,12 +15,13 @@ from .errors import (
     QueryTimeout,
 )
 from .lineage import Hop, IngestReport, LineageGraph, LineageResult
-from .plan import Plan
+from .steps import Plan, Summary
 from .store import FalkorStore, GraphStore, Neo4jStore, embedded_server, open_store
 from .write import WriteMode, Writer
 
 __all__ = [
     "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
     "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
-    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "WriteMode", "Writer", "embedded_server", "open_store",
+    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "Summary", "WriteMode", "Writer", "embedded_server",
+    "open_store",
 ]

@@ -25,9 +25,10 @@ from fieldgraph.normalizers.urns import DatasetUrn
 from . import cypher as cy
 from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from .history import STATE_PROPS
-from .plan import DatasetState, Plan, datasets_to_read, field_urn, resolve_reference, simple_ref
+from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .runs import RunLineage
 from .sql import Derived, derive_each
+from .steps import Plan
 from .store import GraphStore, open_store
 from .write import WriteMode, Writer, chunks
 

@@ -34,7 +34,6 @@ Rules (see the graph model in ``cypher/``):
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -79,6 +78,7 @@ from .history import (
     stored_lineage_versions,
     stored_schema_versions,
 )
+from .steps import REMOVING, FieldRow, JobEdgeRow, JobRunRow, MoveRow, Plan, QueryEndRow, UpsertFieldRow
 
 #: the jobs of DataHub queries' derived lineage (their URNs)
 QUERY_URN_PREFIX = "urn:li:query:"
@@ -242,51 +242,6 @@ class HistoryRequest:
 
     def __bool__(self) -> bool:
         return bool(self.schemas or self.lineage or self.jobs)
-
-
-# --- the plan --------------------------------------------------------------------------------------
-
-#: the write statements, in the order a plan runs them (names of files in ``cypher/``)
-STEP_ORDER = (
-    "upsert_datasets", "set_editable_labels",
-    # fields: archive the state a field leaves (appending), or rewrite its timeline (replaying)
-    "archive_field_states", "clear_field_states", "upsert_fields", "set_field_props", "set_listed_from",
-    "create_field_states",
-    # placeholders resolved by a schema: their edges, current and past, move to the real field
-    "move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges", "delete_fields",
-    # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
-    "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage", "drop_query_lineage",
-    "ensure_datasets", "ensure_fields", "merge_field_edges", "merge_dataset_edges", "merge_job_edges",
-    # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
-    "upsert_queries", "unlink_lineage_queries", "link_lineage_queries",
-    # DataHub data jobs: the version each holds, and the datasets its edges go into
-    "upsert_data_jobs",
-    # job runs (CDAP): each run, its operations stored once per checksum, the datasets it read and wrote
-    "clear_job_runs", "merge_job_runs", "link_run_sources", "link_run_destinations",
-    "create_past_field_edges", "create_past_dataset_edges", "mark_dropped",
-    "cleanup_placeholder_fields", "cleanup_placeholder_datasets",
-)
-#: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
-_REMOVING = ("delete_fields", "close_lineage", "clear_lineage", "clear_job_lineage", "close_query_lineage",
-             "drop_query_lineage")
-
-
-@dataclass
-class Plan:
-    """Parameter rows per write statement; ``steps()`` gives them in execution order."""
-
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {s: [] for s in STEP_ORDER})
-    counts: Counter[str] = field(default_factory=Counter)
-    #: ambiguous references: (dataset urn, reference, candidate field paths)
-    ambiguous: list[tuple[str, str, list[str]]] = field(default_factory=list)
-
-    def steps(self) -> list[tuple[str, list[dict[str, Any]]]]:
-        return [(s, self.rows[s]) for s in STEP_ORDER if self.rows[s]]
-
-    def edge_keys(self) -> set[tuple[str, str, str]]:
-        """(down, up, source) of every field and dataset lineage edge the plan merges."""
-        return {(r["down"], r["up"], r["source"]) for step in ("merge_field_edges", "merge_dataset_edges")
-                for r in self.rows[step]}
 
 
 def datasets_to_read(changes: Iterable[Change]) -> list[str]:
@@ -536,8 +491,6 @@ class _Planner:
         self.state = state
         self.history = history or History()
         self.plan = Plan()
-        self.rows = self.plan.rows
-        self.counts = self.plan.counts
         self.dataset_rows: dict[str, dict[str, Any]] = {}
         #: fields after this batch, per dataset (the resolution target of lineage references)
         self.known: dict[str, dict[str, FieldState]] = {u: dict(s.fields) for u, s in state.items()}
@@ -545,12 +498,12 @@ class _Planner:
         #: references resolved in this batch (schemas are applied before any reference is resolved)
         self.resolved: dict[str, str] = {}
         #: the placeholder fields planned in this batch, by URN
-        self.placeholder_rows: dict[str, dict[str, Any]] = {}
+        self.placeholder_rows: dict[str, FieldRow] = {}
         self.resolvers: dict[str, Resolver] = {}
         #: job lineage edges per (down, up, job), merged over the batch
-        self.job_edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+        self.job_edges: dict[tuple[str, str, str], JobEdgeRow] = {}
         #: job runs (row, operations) per (job, run)
-        self.job_runs: dict[tuple[str, str], tuple[dict[str, Any], RunOperations]] = {}
+        self.job_runs: dict[tuple[str, str], tuple[JobRunRow, RunOperations]] = {}
         self.dropped: dict[tuple[str, str], None] = {}
 
     def stored(self, urn: str) -> DatasetState:
@@ -585,7 +538,7 @@ class _Planner:
     def _schema_replayed(self, urn: str, group: list[SchemaChange | AspectDelete]) -> None:
         """The slow path: the aspect's timeline replayed with the batch's versions placed by time."""
         st = self.stored(urn)
-        self.counts["replayed"] += 1
+        self.plan.tally["replayed"] += 1
         versions = stored_schema_versions(st.version_times(SCHEMA_METADATA), self.history.fields.get(urn, {}))
         schemas = [c for c in group if isinstance(c, SchemaChange)]
         for i, c in enumerate(group):
@@ -600,17 +553,17 @@ class _Planner:
         win = group[newest.order] if newest is not None and newest.order >= 0 else None
         if win is not None:
             self._schema_wins(urn, win, _schema_key(win, st))
-        self.counts["superseded"] += len(group) - (win is not None)
+        self.plan.tally["superseded"] += len(group) - (win is not None)
         self._write_fields(urn, sorted(schemas, key=lambda c: _schema_key(c, st)), lambda c: _schema_key(c, st),
                            current, archive=False)
-        self.rows["clear_field_states"].append({"datasetUrn": urn})
+        self.plan.clear_field_states.append({"datasetUrn": urn})
         for furn, timeline in timelines.items():
             now = timeline[-1]
-            self.rows["set_listed_from"].append({"urn": furn, "listedFrom": timeline[0].start})
-            self.rows["set_field_props"].append({"urn": furn, "props": {
+            self.plan.set_listed_from.append({"urn": furn, "listedFrom": timeline[0].start})
+            self.plan.set_field_props.append({"urn": furn, "props": {
                 **dict.fromkeys(STATE_PROPS), **now.props, "removed": now.removed, "since": now.start,
                 "stateKey": state_key(now.props)}})
-            self.rows["create_field_states"].extend(
+            self.plan.create_field_states.extend(
                 {"urn": furn, "props": _state_node(h)} for h in timeline[:-1] if h.end is not None and h.start < h.end)
             fs = fields_now.get(furn)
             if fs is not None and fs.removed != now.removed:
@@ -620,7 +573,7 @@ class _Planner:
     def _schema_wins(self, urn: str, win: SchemaChange | AspectDelete, win_key: tuple[int, int]) -> set[str]:
         """The dataset row of the winning schema; returns the current field set after the batch."""
         deleted = isinstance(win, AspectDelete)
-        self.counts["schema_deletes" if deleted else "schemas"] += 1
+        self.plan.tally["schema_deletes" if deleted else "schemas"] += 1
         row = self.dataset_row(urn)
         row.pop("placeholder", None)
         row.update(placeholder=False, schemaVersion=win_key[0], schemaTs=win_key[1], schemaDeleted=deleted)
@@ -643,7 +596,7 @@ class _Planner:
         """Every schema writes the fields it lists that no newer schema wrote (oldest first); appending, a field
         whose state changes has its old state archived first."""
         fields_now = self.known[urn]
-        written: dict[str, dict[str, Any]] = {}
+        written: dict[str, UpsertFieldRow] = {}
         for c in schemas:
             version, ts = key(c)
             for position, f in enumerate(c.fields):
@@ -658,12 +611,11 @@ class _Planner:
                 written[furn] = {"datasetUrn": urn, "urn": furn, "at": c.ts, "props": props}
                 fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts,
                                               position=position)
-        self.rows["upsert_fields"].extend(written.values())
+        self.plan.upsert_fields.extend(written.values())
         if archive:
-            self.rows["archive_field_states"].extend(
+            self.plan.archive_field_states.extend(
                 {"urn": r["urn"], "at": r["at"], "stateKey": r["props"]["stateKey"], "removed": r["props"]["removed"]}
                 for r in written.values())
-        self.counts["fields"] += len(written)
         if written:
             self.dataset_row(urn)
 
@@ -671,9 +623,9 @@ class _Planner:
         for furn, fs in list(fields_now.items()):
             if not fs.placeholder and furn not in current and not fs.removed:
                 fields_now[furn] = replace(fs, removed=True)  # never mutate the caller's state
-                self.rows["archive_field_states"].append({"urn": furn, "at": at, "stateKey": None, "removed": True})
-                self.rows["set_field_props"].append({"urn": furn, "props": {"removed": True}})
-                self.counts["fields_removed"] += 1
+                self.plan.archive_field_states.append({"urn": furn, "at": at, "stateKey": None, "removed": True})
+                self.plan.set_field_props.append({"urn": furn, "props": {"removed": True}})
+                self.plan.tally["fields_removed"] += 1
 
     def _add_times(self, urn: str, aspect: AspectName, times: Iterable[int]) -> None:
         merged = sorted({*self.stored(urn).version_times(aspect), *times})
@@ -696,23 +648,24 @@ class _Planner:
             self.plan_move(furn, field_urn(urn, paths[0]))
             del self.known[urn][furn]
         elif kind == "ambiguous":
-            self.rows["set_field_props"].append({"urn": furn, "props": {"ambiguous": True, "candidates": paths}})
+            self.plan.set_field_props.append({"urn": furn, "props": {"ambiguous": True, "candidates": paths}})
             self.plan.ambiguous.append((urn, ref, paths))
         elif kind == "unknown":
-            self.rows["set_field_props"].append({"urn": furn, "props": {"ambiguous": False, "candidates": None}})
+            self.plan.set_field_props.append({"urn": furn, "props": {"ambiguous": False, "candidates": None}})
 
     def plan_move(self, placeholder: str, target: str) -> None:
         """Move a placeholder's edges, present and past, to the field it resolved to, and delete it."""
-        for step in ("move_out_edges", "move_in_edges", "move_past_out_edges", "move_past_in_edges"):
-            self.rows[step].append({"from": placeholder, "to": target})
-        self.rows["delete_fields"].append({"urn": placeholder})
-        self.counts["placeholders_resolved"] += 1
+        move: MoveRow = {"from": placeholder, "to": target}
+        for rows in (self.plan.move_out_edges, self.plan.move_in_edges, self.plan.move_past_out_edges,
+                     self.plan.move_past_in_edges):
+            rows.append(move)
+        self.plan.delete_fields.append({"urn": placeholder})
 
     # ---- references ----
 
     def ensure_dataset(self, ds: str) -> None:
         if ds not in self.state and ds not in self.dataset_rows and ds not in self.ensured:
-            self.rows["ensure_datasets"].append({"urn": ds, "props": {**_dataset_props(ds), "placeholder": True}})
+            self.plan.ensure_datasets.append({"urn": ds, "props": {**_dataset_props(ds), "placeholder": True}})
             self.ensured.add(ds)
 
     def resolve(self, ref: str, declared: bool = False) -> str:
@@ -754,9 +707,9 @@ class _Planner:
             if declared:
                 props["declared"] = True
             self.placeholder_rows[purn] = {"datasetUrn": ds, "urn": purn, "props": props}
-            self.rows["ensure_fields"].append(self.placeholder_rows[purn])
+            self.plan.ensure_fields.append(self.placeholder_rows[purn])
             if purn not in fields_now:
-                self.counts["placeholders"] += 1
+                self.plan.tally["placeholders"] += 1
             if kind == "ambiguous":
                 self.plan.ambiguous.append((ds, path, paths))
             fields_now[purn] = FieldState(purn, path, True, refPath=path)
@@ -776,23 +729,23 @@ class _Planner:
             c = group[0]
             self._lineage_queries(urn, c)
             facts = self._facts(c) if isinstance(c, LineageChange) else []
-            self.counts["lineage_deletes" if isinstance(c, AspectDelete) else "lineages"] += 1
-            self.rows["close_lineage"].append(
+            self.plan.tally["lineage_deletes" if isinstance(c, AspectDelete) else "lineages"] += 1
+            self.plan.close_lineage.append(
                 {"datasetUrn": urn, "source": aspect, "at": c.ts, "keep": sorted([*f.key] for f in facts)})
             for f in facts:
                 self._merge_edge(f, c.ts, c.ts)
             self._lineage_times(urn, aspect, [c.ts])
             return
-        self.counts["replayed"] += 1
+        self.plan.tally["replayed"] += 1
         versions = stored_lineage_versions(st.version_times(aspect), self.history.lineage.get((urn, aspect), []))
         for i, c in enumerate(group):
             versions.append(LineageVersion(c.ts, tuple(self._facts(c)) if isinstance(c, LineageChange) else (), i))
         newest = max(versions, key=lambda v: (v.ts, v.order))
         if newest.order >= 0:
-            self.counts["lineage_deletes" if isinstance(group[newest.order], AspectDelete) else "lineages"] += 1
+            self.plan.tally["lineage_deletes" if isinstance(group[newest.order], AspectDelete) else "lineages"] += 1
             self._lineage_queries(urn, group[newest.order])
-        self.counts["superseded"] += len(group) - (newest.order >= 0)
-        self.rows["clear_lineage"].append({"datasetUrn": urn, "source": aspect})
+        self.plan.tally["superseded"] += len(group) - (newest.order >= 0)
+        self.plan.clear_lineage.append({"datasetUrn": urn, "source": aspect})
         for span in replay_lineage(versions):
             if span.end is None:
                 self._merge_edge(span.fact, span.start, span.last_seen)
@@ -806,8 +759,8 @@ class _Planner:
         if present.aspect != UPSTREAM_LINEAGE:
             return
         queries = present.queries if isinstance(present, LineageChange) else ()
-        self.rows["unlink_lineage_queries"].append({"datasetUrn": urn})
-        self.rows["link_lineage_queries"].extend(
+        self.plan.unlink_lineage_queries.append({"datasetUrn": urn})
+        self.plan.link_lineage_queries.extend(
             {"datasetUrn": urn, "query": q, "upstreams": list(ups)} for q, ups in queries)
         self.end_query_lineage([{"datasetUrn": urn, "at": present.ts, "keep": [q for q, _ in queries], "only": None}])
 
@@ -818,16 +771,16 @@ class _Planner:
             held = stored.get(urn)
             if held is not None and held.ts > q.ts:
                 continue
-            self.rows["upsert_queries"].append({"urn": urn, "statement": q.statement, "language": q.language,
+            self.plan.upsert_queries.append({"urn": urn, "statement": q.statement, "language": q.language,
                                                 "ts": q.ts})
             if held is not None and held.statement is not None and held.statement != q.statement:
                 self.end_query_lineage([{"datasetUrn": d, "at": max(q.ts, ts), "keep": [], "only": urn}
                                         for d, _, ts in held.datasets])
 
-    def end_query_lineage(self, rows: list[dict[str, Any]]) -> None:
+    def end_query_lineage(self, rows: list[QueryEndRow]) -> None:
         """Query-derived edges stop holding (see ``close_query_lineage.cypher``)."""
-        self.rows["close_query_lineage"].extend(rows)
-        self.rows["drop_query_lineage"].extend(rows)
+        self.plan.close_query_lineage.extend(rows)
+        self.plan.drop_query_lineage.extend(rows)
 
     # ---- DataHub: tags and terms set on fields, data jobs ----
 
@@ -846,10 +799,10 @@ class _Planner:
         assert newest is not None
         ts, c, unstamped = newest
         labels = [[path, list(ls)] for path, ls in c.labels] if isinstance(c, EditableSchemaChange) else []
-        self.rows["set_editable_labels"].append({"urn": urn, "ts": ts, "unstamped": unstamped,
+        self.plan.set_editable_labels.append({"urn": urn, "ts": ts, "unstamped": unstamped,
                                                  "labels": json.dumps(labels) if labels else None})
-        self.counts["editable"] += 1
-        self.counts["superseded"] += len(group) - 1
+        self.plan.tally["editable"] += 1
+        self.plan.tally["superseded"] += len(group) - 1
 
     def data_jobs(self, changes: Sequence[DataJobChange], stored: Mapping[str, StoredJob]) -> None:
         """Each job's newest ``dataJobInputOutput`` (the later of equal stamps), unless the graph holds a newer
@@ -865,21 +818,21 @@ class _Planner:
                 c = replace(c, ts=max(prev.ts if prev else 0, held.ts if held else 0))
             if prev is None or c.ts >= prev.ts:
                 newest[c.dataset] = c
-        self.counts["superseded"] += len(changes) - len(newest)
+        self.plan.tally["superseded"] += len(changes) - len(newest)
         for job, c in newest.items():
             held = stored.get(job)
             if held is not None and held.ts > c.ts:
-                self.counts["superseded"] += 1
+                self.plan.tally["superseded"] += 1
                 continue
-            self.counts["lineages"] += 1
+            self.plan.tally["lineages"] += 1
             facts = self._facts(c, source=job)
             outputs = sorted({*c.outputs, *(parse_field_ref(f.down)[0] for f in facts)})
             keep = sorted([*f.key] for f in facts)
             for ds in sorted({*outputs, *(held.outputs if held else ())}):
-                self.rows["close_lineage"].append({"datasetUrn": ds, "source": job, "at": c.ts, "keep": keep})
+                self.plan.close_lineage.append({"datasetUrn": ds, "source": job, "at": c.ts, "keep": keep})
             for f in facts:
                 self._merge_edge(f, c.ts, c.ts)
-            self.rows["upsert_data_jobs"].append({"urn": job, "ts": c.ts, "outputs": outputs})
+            self.plan.upsert_data_jobs.append({"urn": job, "ts": c.ts, "outputs": outputs})
 
     def _lineage_times(self, urn: str, aspect: LineageAspect, times: list[int]) -> None:
         self._add_times(urn, aspect, times)
@@ -903,10 +856,9 @@ class _Planner:
 
     def _merge_edge(self, f: Fact, valid_from: int, last_seen: int) -> None:
         """An edge that holds now (kept if it already does: its ``validFrom`` stays)."""
-        self.rows["merge_dataset_edges" if f.dataset else "merge_field_edges"].append(
+        (self.plan.merge_dataset_edges if f.dataset else self.plan.merge_field_edges).append(
             {"down": f.down, "up": f.up, "source": f.props["source"], "fact": f.fact, "validFrom": valid_from,
              "props": {**f.props, "fact": f.fact, "lastSeen": last_seen}})
-        self.counts["edges"] += 1
 
     def _past_edge(self, span: Span) -> None:
         f = span.fact
@@ -914,9 +866,8 @@ class _Planner:
                  "lastSeen": span.last_seen}
         if not f.additive:
             props["fact"] = f.fact
-        self.rows["create_past_dataset_edges" if f.dataset else "create_past_field_edges"].append(
+        (self.plan.create_past_dataset_edges if f.dataset else self.plan.create_past_field_edges).append(
             {"down": f.down, "up": f.up, "props": props})
-        self.counts["past_edges"] += 1
 
     # ---- job lineage ----
 
@@ -927,7 +878,7 @@ class _Planner:
         rest: list[JobLineageChange | AspectDelete] = []
         for c in group:
             if isinstance(c, JobLineageChange) and c.job.startswith(QUERY_URN_PREFIX):
-                self.counts["job_lineages"] += 1
+                self.plan.tally["job_lineages"] += 1
                 for f in self._job_facts(c):
                     self._job_edge(f, c.ts)
             else:
@@ -941,18 +892,18 @@ class _Planner:
             group = in_arrival_order(group, max([self.stored(urn).last_time(JOB_LINEAGE), *seen]))
         runs = sorted((c for c in group if isinstance(c, JobLineageChange)), key=lambda c: c.ts)
         facts = [(c, self._job_facts(c)) for c in runs]
-        self.counts["job_lineages"] += len(runs)
+        self.plan.tally["job_lineages"] += len(runs)
         if _jobs_append(group, self.stored(urn)):
             for c, fs in facts:
                 for f in fs:
                     self._job_edge(f, c.ts)
         else:
-            self.counts["replayed"] += 1
+            self.plan.tally["replayed"] += 1
             deletes = [c.ts for c in group if isinstance(c, AspectDelete)]
-            self.counts["lineage_deletes"] += len(deletes)
+            self.plan.tally["lineage_deletes"] += len(deletes)
             stored = self.history.jobs.get(urn, [])
             history = [Run(t, (s.fact,)) for s in stored for t in {s.first_seen, s.last_seen}]
-            self.rows["clear_job_lineage"].append({"datasetUrn": urn})
+            self.plan.clear_job_lineage.append({"datasetUrn": urn})
             times = sorted({*self.stored(urn).version_times(JOB_LINEAGE), *deletes})
             for span in replay_jobs(history + [Run(c.ts, tuple(fs)) for c, fs in facts], times):
                 if span.end is None:
@@ -1002,25 +953,23 @@ class _Planner:
     # ---- the end ----
 
     def finish(self) -> Plan:
-        rows = self.rows
-        rows["merge_job_edges"].extend(self.job_edges.values())
+        plan = self.plan
+        plan.merge_job_edges.extend(self.job_edges.values())
         for row, ops in self.job_runs.values():
-            rows["clear_job_runs"].append({"job": row["job"], "run": row["run"]})
-            rows["merge_job_runs"].append(row)
-            rows["link_run_sources"].extend({"job": row["job"], "run": row["run"], "urn": u} for u in ops.sources)
-            rows["link_run_destinations"].extend({"job": row["job"], "run": row["run"], "urn": u}
-                                                 for u in ops.destinations)
-        rows["mark_dropped"].extend({"urn": u, "entry": entry} for u, entry in self.dropped)
-        self.counts["edges"] += len(self.job_edges)
-        rows["upsert_datasets"] = [{"urn": u, "props": p} for u, p in self.dataset_rows.items()]
-        if any(rows[s] for s in _REMOVING):
-            rows["cleanup_placeholder_fields"] = [{}]
-            rows["cleanup_placeholder_datasets"] = [{}]
-        self.counts["ambiguous"] = len(self.plan.ambiguous)
-        return self.plan
+            plan.clear_job_runs.append({"job": row["job"], "run": row["run"]})
+            plan.merge_job_runs.append(row)
+            plan.link_run_sources.extend({"job": row["job"], "run": row["run"], "urn": u} for u in ops.sources)
+            plan.link_run_destinations.extend({"job": row["job"], "run": row["run"], "urn": u}
+                                              for u in ops.destinations)
+        plan.mark_dropped.extend({"urn": u, "entry": entry} for u, entry in self.dropped)
+        plan.upsert_datasets = [{"urn": u, "props": p} for u, p in self.dataset_rows.items()]
+        if any(plan.rows(s) for s in REMOVING):
+            plan.cleanup_placeholder_fields = [{}]
+            plan.cleanup_placeholder_datasets = [{}]
+        return plan
 
 
-def plan_query_ends(rows: list[dict[str, Any]]) -> Plan:
+def plan_query_ends(rows: list[QueryEndRow]) -> Plan:
     """A plan that only ends query-derived edges (``close_query_lineage`` rows)."""
     planner = _Planner({})
     planner.end_query_lineage(rows)

@@ -53,6 +53,7 @@ from fieldgraph.sqllineage import (
 )
 
 from .plan import DatasetQueries, DatasetState, StoredQuery, newest_queries
+from .steps import QueryEndRow
 
 log = logging.getLogger("fieldgraph.graph")
 
@@ -218,12 +219,12 @@ def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
     return list(out.values())
 
 
-def settled_query_lineage(held: Iterable[DatasetQueries]) -> tuple[list[SqlChange], list[dict[str, object]]]:
+def settled_query_lineage(held: Iterable[DatasetQueries]) -> tuple[list[SqlChange], list[QueryEndRow]]:
     """What the graph joins now, for datasets two writers may have written at once: the edges of queries their
     present lineage no longer names stop holding (rows for ``close_query_lineage``), those it names are derived
     (idempotent)."""
     out: dict[tuple[str, str, int], SqlChange] = {}
-    close: list[dict[str, object]] = []
+    close: list[QueryEndRow] = []
     for d in held:
         close.append({"datasetUrn": d.dataset, "at": d.lineage_ts, "keep": [q.urn for q in d.queries], "only": None})
         for q in d.queries:

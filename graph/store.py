@@ -61,6 +61,14 @@ class GraphStore(ABC):
     def run_named(self, name: str, params: Mapping[str, Any] | None = None, **kw: Any) -> list[dict[str, Any]]:
         return self.run(cy.statement(name), params, **kw)
 
+    def run_step(self, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Apply one step of a plan: the named write statement over ``rows`` (one that reads no rows runs once)."""
+        stmt = cy.statement(name)
+        if "$rows" in stmt:
+            self.run_rows(stmt, rows)
+        else:
+            self.run(stmt, write=True)
+
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         """Compact dataset state rows for the planner (see ``cypher/read_state.cypher``)."""
         return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]

@@ -58,7 +58,6 @@ from .plan import (
     DatasetState,
     History,
     HistoryRequest,
-    Plan,
     StoredJob,
     StoredQuery,
     datasets_to_read,
@@ -69,6 +68,7 @@ from .plan import (
     plan_query_ends,
 )
 from .sql import derive_sql, queries_named, query_lineage, settled_query_lineage
+from .steps import CLEANUP, Plan, Step, Summary
 from .store import GraphStore
 
 log = logging.getLogger("fieldgraph.graph")
@@ -90,8 +90,10 @@ class WriteMode(StrEnum):
 
 
 #: plan steps run with another statement in a mode (the statement safe under concurrent writers)
-_STATEMENTS = {WriteMode.CONCURRENT: {"ensure_fields": "ensure_placeholder_fields"}}
-_CLEANUP = ("cleanup_placeholder_fields", "cleanup_placeholder_datasets")
+_STATEMENTS: dict[WriteMode, dict[Step, str]] = {
+    WriteMode.CONCURRENT: {Step.ENSURE_FIELDS: "ensure_placeholder_fields"}}
+#: steps whose rows go in a stable order in the backfill mode, so concurrent Neo4j transactions lock nodes in one order
+_ORDERED = (Step.MERGE_FIELD_EDGES, Step.MERGE_DATASET_EDGES)
 
 
 class Writer:
@@ -188,7 +190,7 @@ class Writer:
     def _sole_writer(self) -> AbstractContextManager[None]:
         return nullcontext() if self.mode is WriteMode.BACKFILL else self.store.sole_writer()
 
-    def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
+    def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Summary, list[tuple[int, FieldgraphError]]]:
         """Write the events' changes as one batch. When the graph refuses it for good (a value it cannot hold, a
         statement it refuses), halve the batch until the event(s) responsible are found and write the rest, in
         order; returns them (by index in ``events``) with the refusal. Transient errors propagate: retrying the
@@ -209,48 +211,41 @@ class Writer:
         return total, refused
 
     def _write_runs(self, events: Sequence[Sequence[Change]], unsettled: list[tuple[Sequence[Change], Plan]] | None
-                    ) -> tuple[Plan, list[tuple[int, FieldgraphError]]]:
+                    ) -> tuple[Summary, list[tuple[int, FieldgraphError]]]:
         refused: list[tuple[int, FieldgraphError]] = []
-        total = Plan()
+        total = Summary()
         for first, run in one_version_each(events):
-            _merge(total, self._write_halving(run, first, refused, unsettled))
+            self._write_halving(run, first, refused, total, unsettled)
         return total, refused
 
-    def _write_halving(self, events: Sequence[Sequence[Change]], first: int,
-                       refused: list[tuple[int, FieldgraphError]],
-                       unsettled: list[tuple[Sequence[Change], Plan]] | None = None) -> Plan:
+    def _write_halving(self, events: Sequence[Sequence[Change]], first: int, refused: list[tuple[int, FieldgraphError]],
+                       total: Summary, unsettled: list[tuple[Sequence[Change], Plan]] | None = None) -> None:
         try:
-            return self._write_run([c for cs in events for c in cs], unsettled)
+            total.add(self._write_run([c for cs in events for c in cs], unsettled))
+            return
         except TransientError:
             raise
         except FieldgraphError as exc:
             if len(events) == 1:
                 refused.append((first, exc))
-                return Plan()
+                return
         mid = len(events) // 2
-        total = Plan()
         for part, start in ((events[:mid], first), (events[mid:], first + mid)):
-            _merge(total, self._write_halving(part, start, refused, unsettled))
-        return total
+            self._write_halving(part, start, refused, total, unsettled)
 
     def apply(self, plan: Plan) -> None:
-        if self.mode is WriteMode.BACKFILL:
-            for step in _CLEANUP:
-                plan.rows[step] = []
-            for step in ("merge_field_edges", "merge_dataset_edges"):
-                plan.rows[step].sort(key=lambda r: (r["up"], r["down"]))
-        for name, rows in plan.steps():
-            stmt = cy.statement(self._statements.get(name, name))
-            if "$rows" in stmt:
-                self.store.run_rows(stmt, rows)
-            else:
-                self.store.run(stmt, write=True)
+        """Run the plan's steps in order (the plan is not changed)."""
+        backfill = self.mode is WriteMode.BACKFILL
+        for step, rows in (plan.without_cleanup() if backfill else plan).steps():
+            if backfill and step in _ORDERED:
+                rows = sorted(rows, key=lambda r: (r["up"], r["down"]))
+            self.store.run_step(self._statements.get(step, step), rows)
 
     def cleanup_placeholders(self) -> None:
         """Delete placeholder fields and datasets nothing points at any more."""
         with self._sole_writer():
-            for step in _CLEANUP:
-                self.store.run_named(step, write=True)
+            for step in CLEANUP:
+                self.store.run_step(step, ())
 
     def _write_verified(self, changes: Sequence[Change]) -> Plan:
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -301,13 +296,13 @@ class Writer:
     def _settle_placeholders(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
         urns = {c.dataset for c in changes if isinstance(c, SchemaChange)
                 or (isinstance(c, AspectDelete) and c.aspect == SCHEMA_METADATA)}
-        urns.update(r["datasetUrn"] for plan in plans for r in plan.rows["ensure_fields"])
+        urns.update(r["datasetUrn"] for plan in plans for r in plan.ensure_fields)
         if not urns:
             return
         fix = plan_placeholder_resolution(self.read_state(sorted(urns)))
         if fix.steps():
             self.apply(fix)
-            log.info("resolved %d placeholder fields left by a concurrent write", fix.counts["placeholders_resolved"])
+            log.info("resolved %d placeholder fields left by a concurrent write", len(fix.delete_fields))
 
 
 def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, Sequence[Sequence[Change]]]]:
@@ -331,11 +326,6 @@ def _versioned(c: Change) -> Iterator[tuple[str, str]]:
     for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
         if isinstance(x, (SchemaChange, LineageChange, DataJobChange, AspectDelete)) and x.aspect != JOB_LINEAGE:
             yield x.aspect, x.dataset
-
-
-def _merge(total: Plan, plan: Plan) -> None:
-    total.counts.update(plan.counts)
-    total.ambiguous.extend(plan.ambiguous)
 
 
 #: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)

@@ -335,7 +335,7 @@ def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str], refu
     counts.update(plan.counts)
     for step, rows in plan.steps():
         counts[f"rows.{step}"] += len(rows)
-    counts["placeholderMoves"] += len(plan.rows["delete_fields"])
+    counts["placeholderMoves"] += plan.counts["placeholders_resolved"]
 
 
 def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfig,

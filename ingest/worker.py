@@ -59,7 +59,7 @@ from fieldgraph.errors import (
     WorkerError,
     require,
 )
-from fieldgraph.graph import LineageGraph, Plan, WriteMode
+from fieldgraph.graph import LineageGraph, Summary, WriteMode
 from fieldgraph.graph.write import one_version_each
 from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
@@ -107,7 +107,7 @@ class _Batch:
 
 
 #: what :meth:`Worker._write` returns: the plan and the events the graph refused, with (kind, reason)
-_Written = tuple[Plan, list[tuple[Any, str, str]]]
+_Written = tuple[Summary, list[tuple[Any, str, str]]]
 
 
 @dataclass

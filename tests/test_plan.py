@@ -47,10 +47,10 @@ def test_current_fields_win_over_removed_ones() -> None:
 def test_schema_rows_and_removed_fields() -> None:
     state = {A: DatasetState(A, False, 0, 10, fields={f.urn: f for f in fields("x", "y")})}
     plan = plan_changes(changes(schema_event(A, ["x", "z"], ts=20)), state)
-    upserts = {r["props"]["fieldPath"]: r["props"] for r in plan.rows["upsert_fields"]}
+    upserts = {r["props"]["fieldPath"]: r["props"] for r in plan.upsert_fields}
     assert set(upserts) == {"x", "z"} and not upserts["x"]["removed"]
-    assert plan.rows["set_field_props"] == [{"urn": field_urn(A, "y"), "props": {"removed": True}}]
-    assert plan.rows["upsert_datasets"][0]["props"]["schemaTs"] == 20
+    assert plan.set_field_props == [{"urn": field_urn(A, "y"), "props": {"removed": True}}]
+    assert plan.upsert_datasets[0]["props"]["schemaTs"] == 20
 
 
 def test_older_schema_only_adds_history() -> None:
@@ -58,9 +58,9 @@ def test_older_schema_only_adds_history() -> None:
     state[A].fields[field_urn(A, "x")].schemaVersion = 2
     plan = plan_changes(changes(schema_event(A, ["x", "old"], ts=99, version=1)), state, History())
     assert plan.counts["superseded"] == 1
-    (row,) = plan.rows["upsert_fields"]  # x is not overwritten; `old` is added, as removed
+    (row,) = plan.upsert_fields  # x is not overwritten; `old` is added, as removed
     assert row["props"]["fieldPath"] == "old" and row["props"]["removed"] is True
-    assert not plan.rows["upsert_datasets"][0]["props"].get("schemaVersion")
+    assert not plan.upsert_datasets[0]["props"].get("schemaVersion")
 
 
 def test_late_lineage_goes_into_the_past_and_newest_in_batch_wins() -> None:
@@ -68,34 +68,34 @@ def test_late_lineage_goes_into_the_past_and_newest_in_batch_wins() -> None:
     old = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=40)
     plan = plan_changes(changes(old), state, History())
     # stored: no edges from 50 on; the late version holds over [40, 50) and is not the present
-    assert plan.rows["merge_field_edges"] == []
-    (past,) = plan.rows["create_past_field_edges"]
+    assert plan.merge_field_edges == []
+    (past,) = plan.create_past_field_edges
     assert (past["props"]["validFrom"], past["props"]["validTo"]) == (40, 50)
-    assert plan.rows["upsert_datasets"][0]["props"]["upstreamLineageTimes"] == [40, 50]
+    assert plan.upsert_datasets[0]["props"]["upstreamLineageTimes"] == [40, 50]
     new1 = lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], ts=60)
     new2 = lineage_event(A, [(sf(A, "y"), [sf(B, "w")])], ts=70)
     plan = plan_changes(changes(new2, new1), state, History())
-    assert [r["up"] for r in plan.rows["merge_field_edges"]] == [field_urn(B, "w")]
-    assert [(r["up"], r["props"]["validFrom"], r["props"]["validTo"]) for r in plan.rows["create_past_field_edges"]] \
+    assert [r["up"] for r in plan.merge_field_edges] == [field_urn(B, "w")]
+    assert [(r["up"], r["props"]["validFrom"], r["props"]["validTo"]) for r in plan.create_past_field_edges] \
         == [(field_urn(B, "x"), 60, 70)]
-    assert plan.rows["clear_lineage"] == [{"datasetUrn": A, "source": "upstreamLineage"}]
+    assert plan.clear_lineage == [{"datasetUrn": A, "source": "upstreamLineage"}]
 
 
 def test_a_newer_version_closes_what_it_drops_without_reading_history() -> None:
     state = {A: DatasetState(A, False, lineageTs={"upstreamLineage": 50})}
     plan = plan_changes(changes(lineage_event(A, [(sf(A, "y"), [sf(B, "w")])], ts=70)), state)
-    (close,) = plan.rows["close_lineage"]
-    (merge,) = plan.rows["merge_field_edges"]
+    (close,) = plan.close_lineage
+    (merge,) = plan.merge_field_edges
     assert close["at"] == 70 and close["keep"] == [[merge["down"], merge["up"], merge["fact"]]]
     assert merge["validFrom"] == 70
 
 
 def test_unknown_references_become_placeholders() -> None:
     plan = plan_changes(changes(lineage_event(A, [(sf(A, "y"), [sf(B, "/x/z")])], ts=1)), {})
-    ensured = {r["urn"]: r["props"] for r in plan.rows["ensure_fields"]}
+    ensured = {r["urn"]: r["props"] for r in plan.ensure_fields}
     assert ensured[field_urn(B, "/x/z")]["placeholder"] is True
     assert ensured[field_urn(B, "/x/z")]["simplePath"] == "x.z"
-    assert [r["urn"] for r in plan.rows["ensure_datasets"]] == [B]
+    assert [r["urn"] for r in plan.ensure_datasets] == [B]
     assert plan.counts["placeholders"] == 2
 
 
@@ -104,24 +104,24 @@ def test_existing_placeholder_resolved_by_new_schema() -> None:
                     refPath="/header/customerId")
     state = {A: DatasetState(A, True, fields={ph.urn: ph})}
     plan = plan_changes(changes(schema_event(A, [V2], ts=5)), state)
-    assert plan.rows["move_out_edges"] == [{"from": ph.urn, "to": field_urn(A, V2)}]
-    assert plan.rows["delete_fields"] == [{"urn": ph.urn}]
+    assert plan.move_out_edges == [{"from": ph.urn, "to": field_urn(A, V2)}]
+    assert plan.delete_fields == [{"urn": ph.urn}]
 
 
 def test_dataset_delete_expands_to_every_aspect() -> None:
     ev = {"entityType": "dataset", "entityUrn": A, "changeType": "DELETE", "systemMetadata": {"lastObserved": 9}}
     state = {A: DatasetState(A, False, 0, 1, fields={f.urn: f for f in fields("x")})}
     plan = plan_changes(changes(ev), state, History())
-    assert plan.rows["set_field_props"] == [{"urn": field_urn(A, "x"), "props": {"removed": True}}]
-    assert plan.rows["archive_field_states"] == [{"urn": field_urn(A, "x"), "at": 9, "stateKey": None, "removed": True}]
-    assert {r["source"] for r in plan.rows["close_lineage"]} == {"upstreamLineage", "datasetUpstreamLineage"}
-    assert plan.rows["clear_job_lineage"] == [{"datasetUrn": A}]
+    assert plan.set_field_props == [{"urn": field_urn(A, "x"), "props": {"removed": True}}]
+    assert plan.archive_field_states == [{"urn": field_urn(A, "x"), "at": 9, "stateKey": None, "removed": True}]
+    assert {r["source"] for r in plan.close_lineage} == {"upstreamLineage", "datasetUpstreamLineage"}
+    assert plan.clear_job_lineage == [{"datasetUrn": A}]
 
 
 def test_planning_is_pure_and_deterministic() -> None:
     evs = changes(schema_event(A, ["x"], 1), lineage_event(A, [(sf(A, "x"), [sf(B, "q")])], 2),
                   mcp(B, "upstreamLineage", None, 3, change="DELETE"))
-    assert plan_changes(evs, {}).rows == plan_changes(evs, {}).rows
+    assert plan_changes(evs, {}) == plan_changes(evs, {})
 
 
 def test_fast_field_ref_parsing_matches_the_normalizers() -> None:

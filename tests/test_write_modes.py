@@ -29,7 +29,7 @@ def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
     writer.write(changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2)))
     assert placeholders(graph) == [field_urn(B, "x")]  # B has no schema: the reference waits as a placeholder
     plan = writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
-    assert plan.rows["cleanup_placeholder_fields"]
+    assert plan.cleanup_placeholder_fields
     assert placeholders(graph) == [] and graph.stats()["placeholderDatasets"] == 0
     # the placeholder only the closed edge refers to stays, for lineage as of the time it held
     assert graph.stats()["pastDataDerivedFromEdges"] == 1 and graph.stats()["datasets"] == 2
@@ -56,7 +56,7 @@ def test_concurrent_mode_keeps_a_field_another_writer_created_meanwhile(graph) -
     lineage = changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2))
     concurrent = graph.writer(WriteMode.CONCURRENT)
     stale = concurrent.plan(lineage)  # planned while B has no schema
-    assert [r["urn"] for r in stale.rows["ensure_fields"]] == [field_urn(B, "x")]
+    assert [r["urn"] for r in stale.ensure_fields] == [field_urn(B, "x")]
     graph.writer().write(changes(schema_event(B, ["x"], 1)))  # the other writer
     concurrent.apply(stale)
     assert placeholders(graph) == []
