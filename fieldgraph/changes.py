@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from fieldgraph.errors import InputError
-from fieldgraph.normalizers.fields import SchemaField
+from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
 
 SCHEMA_METADATA: Literal["schemaMetadata"] = "schemaMetadata"
 QUERY_PROPERTIES: Literal["queryProperties"] = "queryProperties"
@@ -63,6 +63,7 @@ _MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", 
 # --- the edge vocabulary -------------------------------------------------------------------------------
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class EdgeProps:
     """The properties every ``DataDerivedFrom`` edge carries, whatever its source.
@@ -140,6 +141,7 @@ def carries_metadata(edge: Mapping[str, Any], *, indirect: bool = False) -> bool
 # --- changes ---------------------------------------------------------------------------------------
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class FieldEdge:
     """``downstream`` (a field of the change's dataset) derives from ``upstream`` (a field URN, or a
@@ -150,6 +152,7 @@ class FieldEdge:
     props: EdgeProps
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SchemaChange:
     """A dataset's whole field set. The newest by ``(version, ts)`` is current; fields it does not list
@@ -168,6 +171,7 @@ class SchemaChange:
     aspect: ClassVar[AspectName] = SCHEMA_METADATA
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class LineageChange:
     """The whole set of a dataset's incoming edges from one lineage ``aspect``; the newest (``ts``) replaces
@@ -185,6 +189,7 @@ class LineageChange:
     queries: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class RunOperations:
     """The field operations of one job run (CDAP), kept per run so lineage can be asked for a time range.
@@ -198,6 +203,7 @@ class RunOperations:
     destinations: tuple[str, ...] = ()
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class JobLineageChange:
     """The lineage one run of ``job`` observed into a dataset at ``ts``. Additive: an edge per (field pair,
@@ -220,6 +226,7 @@ class JobLineageChange:
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class SqlChange:
     """A SQL ``statement`` (one, in ``dialect``) that wrote ``dataset``, run by ``job`` at ``ts``. The graph
@@ -245,6 +252,7 @@ class SqlChange:
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class QueryChange:
     """A DataHub query entity's SQL (``queryProperties.statement``), kept in the graph (a ``Query`` node) so
@@ -260,6 +268,7 @@ class QueryChange:
     aspect: ClassVar[str] = QUERY_PROPERTIES
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class EditableSchemaChange:
     """The tags and glossary terms set on a dataset's fields in DataHub's UI or API (``editableSchemaMetadata``):
@@ -274,6 +283,7 @@ class EditableSchemaChange:
     aspect: ClassVar[AspectName] = EDITABLE_SCHEMA_METADATA
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class DataJobChange:
     """A DataHub data job's whole column lineage (``dataJobInputOutput``): its edges into the fields of the
@@ -299,6 +309,7 @@ class DataJobChange:
 UNSTAMPED = -1
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class AspectDelete:
     """One aspect of a dataset removed: a schema's fields become removed, lineage edges go.
@@ -310,6 +321,7 @@ class AspectDelete:
     origin: str = ""
 
 
+@pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class DatasetDelete:
     """The whole dataset removed: every aspect of it. ``ts`` may be :data:`UNSTAMPED`."""

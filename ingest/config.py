@@ -101,6 +101,8 @@ class WorkerConfig:
     graph_name: str | None = None
     batch_size: int = 2000
     batch_timeout_s: float = 0.5
+    #: processes that decode message values beside the worker's (0: decode in the worker's own process)
+    decode_processes: int = 1
     schema_registry_url: str | None = None
     avsc: list[str] = field(default_factory=list)
     metrics_port: int | None = None
@@ -228,6 +230,8 @@ def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None
                                             non_propagating=cfg.non_propagating)
     if cfg.batch_size < 1:
         raise ConfigError(f"batch_size must be at least 1, got {cfg.batch_size}")
+    if cfg.decode_processes < 0:
+        raise ConfigError(f"decode_processes must be 0 (decode in the worker) or more, got {cfg.decode_processes}")
     return cfg
 
 

@@ -51,10 +51,7 @@ from typing import Any, TypeVar
 from fieldgraph.bulk import gc_paused
 from fieldgraph.changes import Change
 from fieldgraph.errors import (
-    FieldgraphError,
     GraphError,
-    MessageDecodeError,
-    SourceUnavailable,
     TransientError,
     WorkerError,
     require,
@@ -64,8 +61,7 @@ from fieldgraph.graph.write import one_version_each
 from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
 from .config import WorkerConfig
-from .decode import ValueDecoder
-from .sources import decode_event, unused_reason
+from .decoding import Decoder, open_decoder
 
 T = TypeVar("T")
 
@@ -156,9 +152,7 @@ class Worker:
     def __init__(self, config: WorkerConfig, *, graph: LineageGraph | None = None) -> None:
         self.config = config
         self.stats = Stats()
-        self.decoder = ValueDecoder(registry_url=config.schema_registry_url, registry_conf=config.schema_registry,
-                                    avsc=config.avsc)
-        self.platforms = config.platforms()
+        self._decoder: Decoder | None = None
         self._graph = graph
         self._stop = threading.Event()
         self._consumer: Any = None
@@ -205,6 +199,7 @@ class Worker:
              "enable.auto", "isolation.", "queued."))}
         producer_conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "error_cb": self._kafka_error,
                               "logger": LIBRDKAFKA_LOG})
+        self._decoder = open_decoder(cfg)
         self._consumer = Consumer(consumer_conf)
         self._producer = Producer(producer_conf)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="fieldgraph-writer")
@@ -240,6 +235,9 @@ class Worker:
         if self._writer is not None:
             self._writer.shutdown()
             self._writer = None
+        if self._decoder is not None:
+            self._decoder.close()
+            self._decoder = None
         if self._graph is not None:
             self._graph.close()
             self._graph = None
@@ -412,29 +410,22 @@ class Worker:
             return result
 
     def _decode_all(self, msgs: Sequence[Any]) -> _Batch:
-        """Decode every message; bad ones are set aside with their reason (a registry outage raises)."""
+        """Decode every message (:mod:`fieldgraph.ingest.decoding`); bad ones are set aside with their reason (a
+        registry outage raises)."""
+        assert self._decoder is not None
         batch = _Batch()
-        for m in msgs:
-            try:
-                obj = self.decoder.decode(m.value(), m.topic())
-                cs = decode_event(obj, origin=f"{m.topic()}[{m.partition()}]@{m.offset()}", platforms=self.platforms)
-            except SourceUnavailable:
-                raise
-            except MessageDecodeError as exc:
-                batch.bad.append((m, exc.kind, exc.reason))
+        decoded = self._decoder.decode([(m.value(), m.topic(), f"{m.topic()}[{m.partition()}]@{m.offset()}")
+                                        for m in msgs])
+        for m, d in zip(msgs, decoded, strict=True):
+            if d.changes:
+                batch.per_msg.append((m, list(d.changes)))
                 continue
-            except FieldgraphError as exc:  # EventError and anything the models refuse
-                batch.bad.append((m, "event", str(exc)))
+            if d.kind != "aspect" and d.kind is not None:
+                batch.bad.append((m, d.kind, d.reason))
                 continue
-            except Exception as exc:  # noqa: BLE001 - bad input never stops the worker
-                batch.bad.append((m, "event", f"{type(exc).__name__}: {exc}"))
-                continue
-            if not cs:
-                self.stats.ignored += 1
-                if self.config.strict_aspects:
-                    batch.bad.append((m, "aspect", unused_reason(obj)))
-                continue
-            batch.per_msg.append((m, cs))
+            self.stats.ignored += 1
+            if d.kind is not None:
+                batch.bad.append((m, d.kind, d.reason))
         batch.per_msg = _across_partitions(batch.per_msg)
         return batch
 

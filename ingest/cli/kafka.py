@@ -26,6 +26,9 @@ def worker_cmd(
     graph_name: GraphName = None,
     dlq_topic: str | None = typer.Option(None, "--dlq-topic", help="Dead-letter topic (default <topic>.dlq)."),
     batch_size: int | None = typer.Option(None, "--batch-size", min=1, help="Messages per micro-batch (2000)."),
+    decode_processes: int | None = typer.Option(None, "--decode-processes", min=0,
+                                                help="Processes decoding message values beside the worker's "
+                                                "(1; 0: decode in the worker's own process)."),
     schema_registry_url: str | None = typer.Option(None, "--schema-registry-url",
                                                       help="Schema registry for Avro values."),
     avsc: list[Path] = typer.Option([], "--avsc", help="Local .avsc file or folder for Avro values (no registry)."),
@@ -50,6 +53,7 @@ def worker_cmd(
     cfg = load_config(config, flags={
         "topics": list(topic), "bootstrap_servers": bootstrap_servers, "group_id": group_id, "graph": graph,
         "graph_name": graph_name, "dlq_topic": dlq_topic, "batch_size": batch_size,
+        "decode_processes": decode_processes,
         "schema_registry_url": schema_registry_url, "avsc": [str(p) for p in avsc], "metrics_port": metrics_port,
         "log_interval_s": log_interval, "strict_aspects": strict_aspects, "kafka": parse_pairs(kafka_setting, "-X"),
     })
