@@ -133,8 +133,10 @@ class DecoderProcesses:
 
 
 def open_decoder(config: WorkerConfig) -> Decoder:
-    """The worker's decoder: in child processes unless ``decode_processes`` is 0."""
-    return DecoderProcesses(config) if config.decode_processes > 0 else InlineDecoder(config)
+    """The worker's decoder: in child processes unless ``decode_processes`` is 0 or the schema registry lives in
+    this process (``mock://``, confluent-kafka's in-process registry: a child would have an empty one of its own)."""
+    in_process = (config.schema_registry_url or "").startswith("mock://")
+    return DecoderProcesses(config) if config.decode_processes > 0 and not in_process else InlineDecoder(config)
 
 
 def _value_decoder(config: WorkerConfig) -> ValueDecoder:
