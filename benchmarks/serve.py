@@ -62,8 +62,8 @@ from openlineage.client.serde import Serde  # noqa: E402
 
 from fieldgraph.graph import LineageGraph  # noqa: E402
 from fieldgraph.graph.plan import field_urn  # noqa: E402
+from fieldgraph.ingest.platforms import DEFAULT_MAPPING  # noqa: E402
 from fieldgraph.ingest.sources import decode_event  # noqa: E402
-from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING  # noqa: E402
 
 #: the query graph of benchmarks/graph.py (its defaults)
 WIDTH, CHAIN, BATCH = 50, 20, 2000

@@ -58,8 +58,8 @@ from fieldgraph.graph import GraphStore, WriteMode, Writer
 from fieldgraph.graph.write import chunks, one_version_each
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
+from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 from fieldgraph.ingest.replay import RawEvent, Reject, decode, place, read_events
-from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 log = logging.getLogger("fieldgraph.backfill")
 FORMATS = ("json", "jsonl", "avro", "parquet")

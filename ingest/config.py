@@ -31,7 +31,7 @@ from typing import Any
 
 from fieldgraph.errors import ConfigError
 from fieldgraph.graph import LineageGraph
-from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
+from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 #: the topic of fieldgraph's own producers (JSON events; ``fieldgraph emit``'s default)
 FIELDGRAPH_TOPIC = "fieldgraph.events"

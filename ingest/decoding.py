@@ -26,8 +26,8 @@ from fieldgraph.errors import FieldgraphError, MessageDecodeError, SourceUnavail
 
 from .config import WorkerConfig
 from .decode import ValueDecoder
+from .platforms import PlatformMapping
 from .sources import decode_event, unused_reason
-from .sources.openlineage import PlatformMapping
 
 log = logging.getLogger("fieldgraph.worker")
 

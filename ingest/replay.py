@@ -33,8 +33,8 @@ from typing import IO, Any
 from fieldgraph.changes import Change
 from fieldgraph.errors import FieldgraphError
 
+from .platforms import DEFAULT_MAPPING, PlatformMapping
 from .sources import decode_event, unused_reason
-from .sources.openlineage import DEFAULT_MAPPING, PlatformMapping
 
 SUFFIXES = (".json", ".jsonl", ".ndjson")
 

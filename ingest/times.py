@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
-from fieldgraph.errors import EventError
+from fieldgraph.errors import EventError, InputError
 
 
 def epoch_ms(value: Any, where: str) -> int:
@@ -27,3 +27,20 @@ def iso_ms(text: str) -> int | None:
     except ValueError:
         return None
     return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
+
+
+def parse_time(text: str | None, option: str = "--since") -> int | None:
+    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says).
+
+    ``None`` or empty: no bound. A bad value raises :class:`InputError` naming ``option`` and the value.
+    """
+    if text is None or text == "":
+        return None
+    t = text.strip()
+    if t.lstrip("-").isdigit():
+        return int(t)
+    ms = iso_ms(t)
+    if ms is None:
+        raise InputError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
+                         "such as 2024-05-01 or 2024-05-01T12:00:00Z")
+    return ms

@@ -98,6 +98,25 @@ def test_layers_import_downwards_only(module: str) -> None:
                       f"{sorted(ALLOWED[layer])}"
 
 
+#: the rooms inside ``ingest/`` (README's layout) and the rooms each may not import: sources know nothing of who
+#: runs them; settings, read at the edge, no source
+ROOMS_APART = {
+    "fieldgraph.ingest.sources": ("fieldgraph.ingest.worker", "fieldgraph.ingest.service", "fieldgraph.ingest.cli",
+                                  "fieldgraph.ingest.backfill", "fieldgraph.ingest.replay"),
+    "fieldgraph.ingest.service": ("fieldgraph.ingest.cli", "fieldgraph.ingest.worker"),
+    "fieldgraph.ingest.config": ("fieldgraph.ingest.sources", "fieldgraph.ingest.cli"),
+    "fieldgraph.ingest.worker": ("fieldgraph.ingest.cli", "fieldgraph.ingest.service"),
+}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) == "fieldgraph.ingest"))
+def test_ingest_rooms_do_not_reach_up_or_sideways(module: str) -> None:
+    for room, banned in ROOMS_APART.items():
+        if module == room or module.startswith(room + "."):
+            wrong = sorted(m for m in GRAPH[module] if any(m == b or m.startswith(b + ".") for b in banned))
+            assert not wrong, f"{module} ({room}) imports {wrong}"
+
+
 def test_no_import_cycles() -> None:
     """Tarjan's strongly connected components over the import graph: every one is a single module."""
     index: dict[str, int] = {}

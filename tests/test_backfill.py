@@ -28,8 +28,8 @@ from fieldgraph.ingest.backfill import (
     run_backfill,
 )
 from fieldgraph.ingest.cli import app
-from fieldgraph.ingest.cli.options import parse_time
 from fieldgraph.ingest.sources import decode_event
+from fieldgraph.ingest.times import parse_time
 
 from .conftest import column, dump, lineage_event, mcp, schema_event, sf
 

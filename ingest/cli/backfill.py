@@ -10,8 +10,9 @@ from rich.text import Text
 
 from fieldgraph.errors import require
 from fieldgraph.ingest.cli.boundary import finish
-from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, parse_pairs, parse_time
+from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, parse_pairs
 from fieldgraph.ingest.cli.render import count_table, dump, out, plural, progress
+from fieldgraph.ingest.times import parse_time
 
 
 def backfill_cmd(

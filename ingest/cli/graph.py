@@ -28,9 +28,9 @@ from fieldgraph.ingest.cli.options import (
     open_graph,
     output_format,
     parse_pairs,
-    parse_time,
 )
 from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, err, hop_table, out, plural, progress, short
+from fieldgraph.ingest.times import parse_time
 
 if TYPE_CHECKING:
     from fieldgraph.changes import Change

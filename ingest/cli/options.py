@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
 import typer
 
-from fieldgraph.errors import ConfigError, InputError
-from fieldgraph.ingest.times import iso_ms
+from fieldgraph.errors import ConfigError
 
 if TYPE_CHECKING:
     from fieldgraph.graph import LineageGraph
@@ -93,23 +92,6 @@ AsOf = Annotated[str | None, typer.Option("--as-of", help=f"Answer as the graph 
 
 
 # --- values -----------------------------------------------------------------------------------------------
-
-
-def parse_time(text: str | None, option: str = "--since") -> int | None:
-    """Milliseconds since the epoch from ``text``: an integer (ms) or an ISO 8601 date/time (UTC unless it says).
-
-    ``None`` or empty: no bound. A bad value raises :class:`InputError` naming ``option`` and the value.
-    """
-    if text is None or text == "":
-        return None
-    t = text.strip()
-    if t.lstrip("-").isdigit():
-        return int(t)
-    ms = iso_ms(t)
-    if ms is None:
-        raise InputError(f"{option} {text!r}: expected milliseconds since the epoch or an ISO 8601 date/time "
-                         "such as 2024-05-01 or 2024-05-01T12:00:00Z")
-    return ms
 
 
 @overload

@@ -16,9 +16,9 @@ from fieldgraph.ingest.cli.options import (
     GraphUri,
     TimeBudget,
     open_graph,
-    parse_time,
 )
 from fieldgraph.ingest.cli.render import Name, ds, dump, out, plural, short
+from fieldgraph.ingest.times import parse_time
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
 

@@ -34,7 +34,7 @@ from fieldgraph.errors import (
 )
 from fieldgraph.graph import LineageGraph
 from fieldgraph.ingest.config import ServeConfig
-from fieldgraph.ingest.sources.openlineage import DEFAULT_MAPPING, PlatformMapping
+from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 from . import reads, writes
 from .guard import KINDS, Guard, HttpError

@@ -13,7 +13,7 @@ from fieldgraph.errors import InputError
 from fieldgraph.graph import LineageResult
 from fieldgraph.graph.lineage import DEFAULT_DEPTH_CAP
 from fieldgraph.ingest import export
-from fieldgraph.ingest.cli.options import parse_time
+from fieldgraph.ingest.times import parse_time
 
 from .state import Graph, readable
 

@@ -10,7 +10,7 @@ from fastapi import Depends, Request
 
 from fieldgraph.graph import LineageGraph
 from fieldgraph.ingest.config import ServeConfig
-from fieldgraph.ingest.sources.openlineage import PlatformMapping
+from fieldgraph.ingest.platforms import PlatformMapping
 
 from .guard import Metrics, check_token
 from .writer import EventWriter

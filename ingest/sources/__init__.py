@@ -21,10 +21,11 @@ from typing import Any
 from fieldgraph.changes import Change
 from fieldgraph.errors import EventError, FieldgraphError
 from fieldgraph.graph.write import check_values
+from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 from .cdap import decode_cdap_event
 from .datahub import decode_datahub_event, is_datahub_event
-from .openlineage import DEFAULT_MAPPING, PlatformMapping, decode_openlineage_event
+from .openlineage import decode_openlineage_event
 from .sql import decode_sql_event, is_sql_event
 
 log = logging.getLogger(__name__)
