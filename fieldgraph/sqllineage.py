@@ -122,11 +122,11 @@ def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
     try:
         trees = [t for t in sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE) if t is not None]
     except (ParseError, TokenError) as exc:
-        raise _error(exc, text) from None
+        raise _error(exc, text) from exc
     except RecursionError:
         raise SqlError("the SQL is nested too deeply to parse") from None
     except ValueError as exc:  # an unknown dialect
-        raise SqlError(str(exc)) from None
+        raise SqlError(str(exc)) from exc
     return [_statement(tree, dialect, i) for i, tree in enumerate(trees)]
 
 
@@ -170,12 +170,12 @@ def _following(what: str) -> Iterator[None]:
     try:
         yield
     except SqlError as exc:
-        raise SqlError(f"{what}: {exc}") from None
+        raise SqlError(f"{what}: {exc}") from exc
     except RecursionError:
         raise SqlError(f"{what}: nested too deeply to follow") from None
     except Exception as exc:  # noqa: BLE001 - see above
         raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
-                       ) from None
+                       ) from exc
 
 
 def _what(kind: str, target: str | None) -> str:

@@ -212,7 +212,7 @@ class EmbeddedServer:
         try:
             self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError as exc:
-            raise GraphError(f"cannot create the data folder {self.data_dir}: {exc.strerror or exc}") from None
+            raise GraphError(f"cannot create the data folder {self.data_dir}: {exc.strerror or exc}") from exc
         if self._clients is None:  # blocks while the last client stops the server, until it is gone
             self._clients = self._open(keeper.CLIENTS)
             fcntl.flock(self._clients, fcntl.LOCK_SH)

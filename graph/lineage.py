@@ -175,7 +175,7 @@ class LineageGraph:
             f = FieldUrn.parse(name)
         except UrnError as exc:
             raise NotFoundError(f"{name!r} is not a field URN ({exc.reason}); expected "
-                                "urn:li:datasetField:(<datasetUrn>,<fieldPath>) or urn:li:schemaField:(...)") from None
+                                "urn:li:datasetField:(<datasetUrn>,<fieldPath>) or urn:li:schemaField:(...)") from exc
         ds = str(f.dataset)
         state = self.read_state([ds]).get(ds)
         exact = field_urn(ds, f.field_path)
@@ -197,7 +197,7 @@ class LineageGraph:
             try:
                 ds = str(DatasetUrn.parse(name))
             except UrnError as exc:
-                raise NotFoundError(str(exc)) from None
+                raise NotFoundError(str(exc)) from exc
             if not self.read_state([ds]):
                 raise NotFoundError(f"dataset {ds} is not in the graph")
             return "dataset", ds

@@ -140,7 +140,7 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     try:
         lineage = derive(statement, schemas, target_key, unordered=unordered)
     except EventError as exc:
-        raise EventError(f"{_where(c)}: {exc}") from None
+        raise EventError(f"{_where(c)}: {exc}") from exc
     missing = sorted({e.table for e in lineage.edges} - set(urns) - {target_key})
     if missing:
         raise EventError(f"{_where(c)}: the statement reads {', '.join(missing)}, which the change maps to no dataset")

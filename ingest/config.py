@@ -158,7 +158,7 @@ class ServeConfig:
             try:
                 token = token_file.read_text(encoding="utf-8").strip()
             except OSError as exc:
-                raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from None
+                raise ConfigError(f"--token-file {token_file}: cannot read: {exc.strerror or exc}") from exc
         if token is not None and len(token) < 16:
             raise ConfigError("the serve token is shorter than 16 characters: use a long random one "
                               "(e.g. python -c 'import secrets; print(secrets.token_urlsafe())')")
@@ -205,7 +205,7 @@ def _coerce(name: str, value: Any, where: str) -> Any:
             return float(value)
         return str(value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{where}: setting {name!r} = {value!r}: {exc}") from None
+        raise ConfigError(f"{where}: setting {name!r} = {value!r}: {exc}") from exc
 
 
 def load_config(path: str | Path | None = None, *, env: Mapping[str, str] | None = None,
@@ -244,9 +244,9 @@ def _load_toml(p: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from None
+        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not TOML: {exc}") from None
+        raise ConfigError(f"{p}: not TOML: {exc}") from exc
 
 
 def _read_file(cfg: WorkerConfig, p: Path) -> None:

@@ -42,7 +42,7 @@ def registry_client(url: str, conf: Mapping[str, Any] | None = None) -> Any:
         try:
             from confluent_kafka.schema_registry import SchemaRegistryClient
         except ImportError as exc:  # pragma: no cover - the kafka extra brings it
-            raise MessageDecodeError("schema", f"the schema registry client is not installed: {exc}") from None
+            raise MessageDecodeError("schema", f"the schema registry client is not installed: {exc}") from exc
         _REGISTRIES[key] = SchemaRegistryClient.new_client({"url": url, **(conf or {})})
     return _REGISTRIES[key]
 
@@ -105,9 +105,9 @@ class ValueDecoder:
                 doc = json.loads(f.read_text(encoding="utf-8"))
                 parsed = parse_schema(doc)
             except OSError as exc:
-                raise MessageDecodeError("schema", f"{f}: cannot read: {exc.strerror or exc}") from None
+                raise MessageDecodeError("schema", f"{f}: cannot read: {exc.strerror or exc}") from exc
             except Exception as exc:  # json or fastavro SchemaParseException
-                raise MessageDecodeError("schema", f"{f}: not an Avro schema: {exc}") from None
+                raise MessageDecodeError("schema", f"{f}: not an Avro schema: {exc}") from exc
             self._local[f.stem] = parsed
             name = doc.get("name", "") if isinstance(doc, dict) else ""
             self._local_names[name.rsplit(".", 1)[-1]] = parsed
@@ -125,8 +125,8 @@ class ValueDecoder:
             status = getattr(exc, "http_status_code", None)
             if status == 404:
                 raise MessageDecodeError("schema", f"schema id {schema_id} is not in the registry at "
-                                         f"{redact(self.registry_url or '')}") from None
-            raise RegistryUnavailable(redact(f"schema registry at {self.registry_url}: {exc}")) from None
+                                         f"{redact(self.registry_url or '')}") from exc
+            raise RegistryUnavailable(redact(f"schema registry at {self.registry_url}: {exc}")) from exc
         if schema.schema_type not in (None, "AVRO"):
             raise MessageDecodeError("schema", f"schema id {schema_id} is {schema.schema_type}, not Avro")
         return parse_schema(json.loads(schema.schema_str))
@@ -163,7 +163,7 @@ class ValueDecoder:
         try:
             return json.loads(value)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise MessageDecodeError("json", f"not JSON (and not Confluent wire-format Avro): {exc}") from None
+            raise MessageDecodeError("json", f"not JSON (and not Confluent wire-format Avro): {exc}") from exc
         except RecursionError:
             raise MessageDecodeError("json", "nested too deep to read (deeper than the JSON reader's recursion "
                                      "goes)") from None
@@ -177,11 +177,11 @@ class ValueDecoder:
             obj = schemaless_reader(io.BytesIO(value[5:]), schema, None, **READ_NAMED)
         except Exception as exc:
             raise MessageDecodeError("avro", f"Avro body does not match schema id {schema_id}: "
-                                     f"{type(exc).__name__}: {exc}") from None
+                                     f"{type(exc).__name__}: {exc}") from exc
         try:
             return avro_to_json(obj)
         except UnicodeDecodeError as exc:
-            raise MessageDecodeError("avro", f"a bytes value is not UTF-8: {exc}") from None
+            raise MessageDecodeError("avro", f"a bytes value is not UTF-8: {exc}") from exc
 
 
 class RegistryUnavailable(SourceUnavailable):
@@ -218,10 +218,10 @@ class McpEncoder:
                 text = MCP_SCHEMA.read_text(encoding="utf-8")
                 self.schema_id = client.register_schema(subject, Schema(text, "AVRO"))
         except SchemaRegistryError as exc:
-            raise EmitError(redact(f"schema registry at {registry_url}, subject {subject}: {exc}")) from None
+            raise EmitError(redact(f"schema registry at {registry_url}, subject {subject}: {exc}")) from exc
         except Exception as exc:  # noqa: BLE001 - the HTTP client's connection errors
             raise RegistryUnavailable(redact(f"schema registry at {registry_url}: {type(exc).__name__}: {exc}")) \
-                from None
+                from exc
         self.schema = parse_schema(json.loads(text))
 
     def encode(self, mcp: Mapping[str, Any]) -> bytes:
@@ -229,4 +229,4 @@ class McpEncoder:
             return encode_avro(mcp, self.schema, self.schema_id)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise EmitError(f"the event does not fit the MCP schema of {self.subject} "
-                            f"(id {self.schema_id}): {type(exc).__name__}: {exc}") from None
+                            f"(id {self.schema_id}): {type(exc).__name__}: {exc}") from exc

@@ -157,4 +157,4 @@ def _child_decode(items: Sequence[Item]) -> list[Decoded]:
     try:
         return _CHILD.decode(items)
     except SourceUnavailable as exc:
-        raise _Unavailable(str(exc)) from None
+        raise _Unavailable(str(exc)) from exc

@@ -82,7 +82,7 @@ def canonical_dataset(urn: str) -> str:
     try:
         return str(DatasetUrn.parse(urn))
     except UrnError as exc:
-        raise EmitError(f"dataset URN {urn!r}: {exc}") from None
+        raise EmitError(f"dataset URN {urn!r}: {exc}") from exc
 
 
 def event_key(event: Mapping[str, Any]) -> str | None:
@@ -129,7 +129,7 @@ def schema_mcp(dataset_urn: str, schema: str | bytes | None = None, *, format: s
             out_fields = [f.to_datahub() for f in normalize(key_schema, format, key=True)] if key_schema else []
             out_fields += [f.to_datahub() for f in normalize(schema, format)]
         except FieldgraphError as exc:
-            raise EmitError(f"{urn}: cannot normalize the {format} schema: {exc}") from None
+            raise EmitError(f"{urn}: cannot normalize the {format} schema: {exc}") from exc
     else:
         out_fields = [f.to_datahub() if isinstance(f, SchemaField) else dict(f) for f in fields or ()]
     raw = schema.decode("utf-8", "replace") if isinstance(schema, bytes) else schema
@@ -152,7 +152,7 @@ def _field(urn: str, ref: str) -> str:
         try:
             FieldUrn.parse(ref)
         except UrnError as exc:
-            raise EmitError(f"field URN {ref!r}: {exc}") from None
+            raise EmitError(f"field URN {ref!r}: {exc}") from exc
         return ref
     return make_field_urn(urn, ref, form="schemaField")
 
@@ -314,7 +314,7 @@ class Emitter:
         except Exception as exc:  # KafkaException: no broker answered
             reason = self._error or (exc.args[0].str() if exc.args and hasattr(exc.args[0], "str") else str(exc))
             raise SourceUnavailable(f"cannot reach the Kafka brokers at {bootstrap_servers} within {timeout:g}s: "
-                                    f"{reason}") from None
+                                    f"{reason}") from exc
 
     def _encoder(self, topic: str) -> Any:
         """The Avro MCP encoder of ``topic`` (``None``: JSON)."""

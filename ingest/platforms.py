@@ -78,7 +78,7 @@ class PlatformMapping:
             with open(path, encoding="utf-8") as fh:
                 return cls.from_json(json.load(fh))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read the OpenLineage platform mapping {path}: {exc}") from None
+            raise ConfigError(f"cannot read the OpenLineage platform mapping {path}: {exc}") from exc
 
 
 #: the mapping with no overrides

@@ -56,7 +56,7 @@ def parse_arrow(schema: Any, *, name: str | None = None) -> Type:
     try:
         return schema_to_model(_to_schema(schema))
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(label) from None
+        raise exc.with_schema(label) from exc
 
 
 def parse_parquet(schema: Any, *, name: str | None = None) -> Type:
@@ -65,7 +65,7 @@ def parse_parquet(schema: Any, *, name: str | None = None) -> Type:
     try:
         return schema_to_model(read_parquet_schema(schema))
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(str(label)) from None
+        raise exc.with_schema(str(label)) from exc
 
 
 def read_parquet_schema(source: Any) -> pa.Schema:
@@ -90,7 +90,7 @@ def read_parquet_schema(source: Any) -> pa.Schema:
     try:
         return pq.read_schema(source)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        raise SchemaNormalizationError(f"cannot read the Parquet footer: {exc}") from None
+        raise SchemaNormalizationError(f"cannot read the Parquet footer: {exc}") from exc
 
 
 # -- input forms --------------------------------------------------------------------------
@@ -118,7 +118,7 @@ def _to_schema(obj: Any) -> pa.Schema:
         try:
             return pa.schema(obj)
         except (pa.ArrowException, TypeError, ValueError) as exc:
-            raise SchemaNormalizationError(f"cannot read the Arrow C schema: {exc}") from None
+            raise SchemaNormalizationError(f"cannot read the Arrow C schema: {exc}") from exc
     raise SchemaNormalizationError(f"not an Arrow schema: {type(obj).__name__}")
 
 
@@ -127,14 +127,14 @@ def _from_bytes(data: bytes, text_ok: bool = True) -> pa.Schema:
         try:
             return pa.ipc.open_file(pa.BufferReader(data)).schema
         except pa.ArrowException as exc:
-            raise SchemaNormalizationError(f"not a readable Arrow IPC file: {exc}") from None
+            raise SchemaNormalizationError(f"not a readable Arrow IPC file: {exc}") from exc
     if data.startswith(b"PAR1"):
         return read_parquet_schema(data)
     if data.startswith(_CONTINUATION):
         try:
             return pa.ipc.read_schema(pa.py_buffer(data))
         except pa.ArrowException as exc:
-            raise SchemaNormalizationError(f"not a readable Arrow IPC schema message: {exc}") from None
+            raise SchemaNormalizationError(f"not a readable Arrow IPC schema message: {exc}") from exc
     errors = []
     for attempt in (schema_from_flatbuffer, _legacy_message):
         try:
@@ -193,7 +193,7 @@ def schema_from_flatbuffer(data: bytes) -> pa.Schema:
     try:
         return pa.ipc.read_schema(pa.py_buffer(framed))
     except pa.ArrowException as exc:
-        raise SchemaNormalizationError(f"not a readable Arrow Schema flatbuffer: {exc}") from None
+        raise SchemaNormalizationError(f"not a readable Arrow Schema flatbuffer: {exc}") from exc
 
 
 def flatbuffer_from_schema(schema: pa.Schema) -> bytes:
@@ -226,7 +226,7 @@ def _from_text(text: str) -> pa.Schema:
             altchars = b"-_" if "-" in compact or "_" in compact else None
             raw = base64.b64decode(compact + "=" * (-len(compact) % 4), altchars=altchars, validate=True)
         except (binascii.Error, ValueError) as exc:
-            raise SchemaNormalizationError(f"not valid base64 Arrow schema bytes: {exc}") from None
+            raise SchemaNormalizationError(f"not valid base64 Arrow schema bytes: {exc}") from exc
         return _from_bytes(raw, text_ok=False)
     return _from_manifest(_load_manifest(stripped))
 
@@ -246,7 +246,7 @@ def _load_manifest(text: str) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SchemaNormalizationError(f"Arrow schema text is neither base64 nor JSON/YAML: {exc}") from None
+        raise SchemaNormalizationError(f"Arrow schema text is neither base64 nor JSON/YAML: {exc}") from exc
 
 
 def _find_event(doc: Any, depth: int = 0) -> Any:
@@ -283,7 +283,7 @@ def _from_manifest(doc: Any) -> pa.Schema:
     try:
         return _from_text(raw)
     except SchemaNormalizationError as exc:
-        raise SchemaNormalizationError(exc.reason, path="schema") from None
+        raise SchemaNormalizationError(exc.reason, path="schema") from exc
 
 
 # -- conversion ---------------------------------------------------------------------------

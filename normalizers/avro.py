@@ -47,7 +47,7 @@ def load_json(schema: Any, what: str = "schema") -> Any:
         try:
             schema = schema.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise SchemaNormalizationError(f"{what} is not UTF-8 text: {exc}") from None
+            raise SchemaNormalizationError(f"{what} is not UTF-8 text: {exc}") from exc
     if isinstance(schema, str):
         try:
             return json.loads(schema)
@@ -58,7 +58,7 @@ def load_json(schema: Any, what: str = "schema") -> Any:
                 return schema.strip()
             raise SchemaNormalizationError(
                 f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-            ) from None
+            ) from exc
     if hasattr(schema, "to_json") and not isinstance(schema, (dict, list)):
         return schema.to_json()
     return schema
@@ -69,12 +69,12 @@ def parse_avro(schema: Any, *, name: str | None = None) -> Type:
     try:
         data = load_json(schema, "Avro schema")
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(name or "<anonymous>") from None
+        raise exc.with_schema(name or "<anonymous>") from exc
     label = name or _declared_name(data)
     try:
         return _Parser().run(data)
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(label or "<anonymous>") from None
+        raise exc.with_schema(label or "<anonymous>") from exc
     except RecursionError:
         raise SchemaNormalizationError("schema nests too deeply", schema=label) from None
 
@@ -142,7 +142,7 @@ class _Parser:
         try:
             return self.parse(data, None)
         except _Fail as fail:
-            raise SchemaNormalizationError(fail.reason, path=fail.path) from None
+            raise SchemaNormalizationError(fail.reason, path=fail.path) from fail
 
     def parse_ref_or_type(self, data: Any, ns: str | None) -> Type:
         if data.__class__ is str:
@@ -188,7 +188,7 @@ class _Parser:
             try:
                 inner = self.parse_ref_or_type(data[part], ns)
             except _Fail as fail:
-                raise fail.at(f".{part}") from None
+                raise fail.at(f".{part}") from fail
             return (Array if type_ == "array" else Map)(inner, frozen_props(other))
         raise _Fail(f"unknown type {type_!r}")
 
@@ -214,7 +214,7 @@ class _Parser:
                             raise _Fail(f"union has more than one {node.type!r}")
                         seen_unnamed.add(node.type)
             except _Fail as fail:
-                raise fail.at(f"[{i}]") from None
+                raise fail.at(f"[{i}]") from fail
             out.append(node)
         return Union(tuple(out))
 
@@ -245,7 +245,7 @@ class _Parser:
             else:
                 node = self.record(full, data, other)
         except _Fail as fail:
-            raise fail.at(f"({full.rsplit('.', 1)[-1]})") from None
+            raise fail.at(f"({full.rsplit('.', 1)[-1]})") from fail
         self.names[full] = node
         return node
 
@@ -296,7 +296,7 @@ class _Parser:
                     raise _Fail(f"field order {order!r} is not one of {', '.join(_SORT_ORDERS)}")
                 ftype = parse(f["type"], ns)
             except _Fail as fail:
-                raise fail.at(f".{fname}") from None
+                raise fail.at(f".{fname}") from fail
             extra = None if f.keys() <= _FIELD_RESERVED else {k: v for k, v in f.items() if k not in _FIELD_RESERVED}
             out.append(
                 Field(

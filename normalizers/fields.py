@@ -142,4 +142,4 @@ class SchemaField:
                 tags=tags,
             )
         except (KeyError, TypeError, AttributeError) as exc:
-            raise SchemaNormalizationError(f"not a SchemaField: {exc!s} in {obj!r}"[:300]) from None
+            raise SchemaNormalizationError(f"not a SchemaField: {exc!s} in {obj!r}"[:300]) from exc

@@ -71,7 +71,7 @@ def parse_json_schema(schema: Any, *, name: str | None = None) -> Type:
         resolved = _Resolver(doc).run() if '"$ref"' in text or "\\u" in text else doc
         return _Converter().convert(resolved)
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(label) from None
+        raise exc.with_schema(label) from exc
     except RecursionError:
         raise SchemaNormalizationError("schema nests too deeply", schema=label) from None
 
@@ -91,12 +91,12 @@ def _load(schema: Any, name: str | None) -> tuple[Any, str]:
         try:
             schema = bytes(schema).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise SchemaNormalizationError(f"JSON Schema is not UTF-8 text: {exc}", schema=name) from None
+            raise SchemaNormalizationError(f"JSON Schema is not UTF-8 text: {exc}", schema=name) from exc
     if not isinstance(schema, str):
         try:
             schema = json.dumps(schema)
         except (TypeError, ValueError) as exc:
-            raise SchemaNormalizationError(f"JSON Schema is not JSON data: {exc}", schema=name) from None
+            raise SchemaNormalizationError(f"JSON Schema is not JSON data: {exc}", schema=name) from exc
         except RecursionError:
             raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
     try:
@@ -104,7 +104,7 @@ def _load(schema: Any, name: str | None) -> tuple[Any, str]:
     except json.JSONDecodeError as exc:
         raise SchemaNormalizationError(
             f"JSON Schema is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", schema=name
-        ) from None
+        ) from exc
     except RecursionError:
         raise SchemaNormalizationError("schema nests too deeply", schema=name) from None
 

@@ -135,7 +135,7 @@ def parse_protobuf(
             message_desc = _find_message(file_desc, message, label)
         return _Converter().convert(file_desc, message_desc)
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(label) from None
+        raise exc.with_schema(label) from exc
     except RecursionError:
         raise SchemaNormalizationError("messages nest too deeply", schema=label) from None
 
@@ -353,7 +353,7 @@ def _build_pool(files: list[Any], label: str) -> Any:
         try:
             pool.Add(fdp)
         except (TypeError, ValueError, KeyError) as exc:
-            raise SchemaNormalizationError(f"invalid descriptor: {exc}", path=name) from None
+            raise SchemaNormalizationError(f"invalid descriptor: {exc}", path=name) from exc
 
     _check_references(files)
     for f in files:

@@ -65,7 +65,7 @@ def parse_spark(schema: Any, *, name: str | None = None) -> Type:
             )
         return _Reader().struct(data, "", root=True, nullable=False)
     except SchemaNormalizationError as exc:
-        raise exc.with_schema(label) from None
+        raise exc.with_schema(label) from exc
     except RecursionError:
         raise SchemaNormalizationError("schema nests too deeply", schema=label) from None
 

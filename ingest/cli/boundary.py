@@ -79,7 +79,7 @@ class Commands(TyperGroup):
             if message is None:
                 raise
             print_error(message)
-            raise typer.Exit(exit_code(exc)) from None
+            raise typer.Exit(exit_code(exc)) from exc
 
 
 def finish(*, partial: bool = False, not_found: bool = False, rejected: bool = False) -> None:

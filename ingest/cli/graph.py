@@ -409,7 +409,7 @@ def _server(graph: str | None) -> Any:
     try:
         return embedded_server(cfg.uri, cfg.data_dir)
     except GraphURIError as exc:
-        raise GraphURIError(f"--graph: {exc}: the server commands manage the embedded graph only") from None
+        raise GraphURIError(f"--graph: {exc}: the server commands manage the embedded graph only") from exc
 
 
 @server_app.command("start")

@@ -198,7 +198,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     try:
         out = inflater.decompress(body, limit + 1)
     except zlib.error as exc:
-        raise HttpError(400, f"the {encoding} request body cannot be decompressed: {exc}") from None
+        raise HttpError(400, f"the {encoding} request body cannot be decompressed: {exc}") from exc
     if len(out) > limit or inflater.unconsumed_tail:
         raise HttpError(413, f"request body is over the limit of {limit} bytes once decompressed")
     if not inflater.eof:
@@ -213,6 +213,6 @@ def parse_json(body: bytes, what: str) -> Any:
     try:
         return json.loads(body)
     except UnicodeDecodeError as exc:
-        raise InputError(f"{what} is not UTF-8: {exc.reason} at byte {exc.start}") from None
+        raise InputError(f"{what} is not UTF-8: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
-        raise InputError(f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        raise InputError(f"{what} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc

@@ -52,7 +52,7 @@ def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEF
                          f"limit of {sys.getrecursionlimit()} calls allows (a few hundred levels)") from None
     except Exception as exc:  # noqa: BLE001 - an event no reader foresaw: reject it, go on
         log.debug("cannot read the event at %s", origin or "?", exc_info=True)
-        raise EventError(f"cannot read the event: {type(exc).__name__}: {exc}") from None
+        raise EventError(f"cannot read the event: {type(exc).__name__}: {exc}") from exc
 
 
 def _decode(obj: Any, origin: str, platforms: PlatformMapping) -> list[Change]:

@@ -163,7 +163,7 @@ def _endpoint_urn(event: CdapFieldLineageEvent, ep: EndPoint | None) -> str | No
     try:
         return make_dataset_urn(event.platform, f"{ep.namespace}.{ep.name}", event.env)
     except UrnError as exc:
-        raise EventError(str(exc), where="operations") from None
+        raise EventError(str(exc), where="operations") from exc
 
 
 def operations_of(event: CdapFieldLineageEvent) -> list[fieldops.Operation]:
@@ -315,7 +315,7 @@ def decode_cdap_event(obj: Any, origin: str = "") -> list[Change]:
     try:
         event = CdapFieldLineageEvent.model_validate(obj)
     except ValidationError as exc:
-        raise EventError("CDAP field lineage: " + _format_validation(exc, "")) from None
+        raise EventError("CDAP field lineage: " + _format_validation(exc, "")) from exc
     ops = fieldops.OperationSet(operations_of(event))
     return run_changes(ops, f"{SOURCE_FORMAT}:{event.program}", event.program, event.run_id, event.time, origin)
 

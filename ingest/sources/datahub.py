@@ -139,7 +139,7 @@ class GenericAspect(_Strict):
         try:
             return json.loads(self.value)
         except ValueError as exc:
-            raise EventError(f"aspect.value is not JSON: {exc}", where=f"{where}.value") from None
+            raise EventError(f"aspect.value is not JSON: {exc}", where=f"{where}.value") from exc
 
 
 class MetadataChangeProposal(_Strict):
@@ -213,7 +213,7 @@ class SchemaMetadata(_Open):
                 try:
                     out.append(SchemaField.from_datahub(f))
                 except ValueError as exc:
-                    raise EventError(str(exc), where=f"{where}.fields[{i}]") from None
+                    raise EventError(str(exc), where=f"{where}.fields[{i}]") from exc
             return out
         return _normalize_platform_schema(self, where)
 
@@ -266,7 +266,7 @@ def _normalize_platform_schema(meta: SchemaMetadata, where: str) -> list[SchemaF
                 fields.extend(normalize(text, fmt, key=key, name=meta.schemaName or None))
         except FieldgraphError as exc:
             raise EventError(f"cannot normalize the {'key' if key else 'value'} schema: {exc}",
-                             where=f"{where}.platformSchema") from None
+                             where=f"{where}.platformSchema") from exc
     return fields
 
 
@@ -463,7 +463,7 @@ def parse_aspect(name: str, value: Any, where: str = "aspect") -> Aspect:
     try:
         aspect = model.model_validate(value)
     except ValidationError as exc:
-        raise EventError(_format_validation(exc, where)) from None
+        raise EventError(_format_validation(exc, where)) from exc
     if isinstance(aspect, SchemaMetadata):
         aspect.schema_fields(where)  # normalize now, so a bad schema is a bad event
     return aspect  # type: ignore[return-value]
@@ -473,7 +473,7 @@ def _canonical_dataset(urn: Any, where: str) -> str:
     try:
         return str(DatasetUrn.parse(urn))
     except UrnError as exc:
-        raise EventError(str(exc), where=where) from None
+        raise EventError(str(exc), where=where) from exc
 
 
 def _ts(*candidates: Any) -> int:
@@ -503,7 +503,7 @@ def _decode_proposal(obj: dict[str, Any], origin: str) -> list[Change]:
     try:
         ev = model.model_validate(obj)
     except ValidationError as exc:
-        raise EventError(_format_validation(exc, "")) from None
+        raise EventError(_format_validation(exc, "")) from exc
     if ev.entityType == "query":
         return _query(ev, origin)
     if ev.entityType == "dataJob":
@@ -549,7 +549,7 @@ def _query(ev: MetadataChangeProposal, origin: str) -> list[Change]:
     try:
         props = QueryProperties.model_validate(ev.aspect.parsed("aspect"))
     except ValidationError as exc:
-        raise EventError(_format_validation(exc, where)) from None
+        raise EventError(_format_validation(exc, where)) from exc
     stamps = [s.time if s else None for s in (props.lastModified, props.created)]
     ts = _ts((ev.systemMetadata or {}).get("lastObserved"), *stamps)
     return [QueryChange(ev.entityUrn, props.statement.value, props.statement.language.upper(), ts, origin)]
@@ -589,7 +589,7 @@ def _data_job_change(job: str, value: Any, ts: int, origin: str, where: str) -> 
     try:
         aspect = DataJobInputOutput.model_validate(value)
     except ValidationError as exc:
-        raise EventError(_format_validation(exc, where)) from None
+        raise EventError(_format_validation(exc, where)) from exc
     lineages = aspect.fineGrainedLineages or []
     outputs = [_canonical_dataset(u, f"{where}.outputDatasets[{i}]") for i, u in enumerate(aspect.outputDatasets)]
     outputs += (_canonical_dataset(e.destinationUrn, f"{where}.outputDatasetEdges[{i}].destinationUrn")
@@ -755,7 +755,7 @@ def _field_ref(ref: str, where: str) -> FieldUrn:
     try:
         return FieldUrn.parse(ref)
     except UrnError as exc:
-        raise EventError(str(exc), where=where) from None
+        raise EventError(str(exc), where=where) from exc
 
 
 def _check_fine_grained(lineages: list[FineGrainedLineage], where: str, dataset_urn: str | None = None) -> list[str]:

@@ -97,7 +97,7 @@ def _urn(mapping: PlatformMapping, namespace: str, name: str, where: str) -> str
     try:
         return mapping.dataset_urn(namespace, name)
     except (ValueError, EventError) as exc:
-        raise EventError(str(exc), where=where) from None
+        raise EventError(str(exc), where=where) from exc
 
 
 def _schema_fields(fields: list[Any], where: str, prefix: str = "") -> Iterable[tuple[str, dict[str, Any]]]:
@@ -138,7 +138,7 @@ def _schema_change(urn: str, facets: dict[str, Any], ts: int, where: str, origin
         try:
             fields.append(SchemaField.from_datahub(d))
         except ValueError as exc:
-            raise EventError(str(exc), where=f"{where}.schema.fields[{i}]") from None
+            raise EventError(str(exc), where=f"{where}.schema.fields[{i}]") from exc
     platform = urn.split("urn:li:dataPlatform:", 1)[1].split(",", 1)[0]
     return SchemaChange(urn, tuple(fields), version=0, ts=ts, name=urn, platform=f"urn:li:dataPlatform:{platform}",
                         platform_schema="OtherSchema", origin=origin)

@@ -104,4 +104,4 @@ def decode_sql_event(obj: dict[str, Any], origin: str = "") -> list[Change]:
                            run=obj.get("run"), ts=0 if obj.get("time") is None else epoch_ms(obj["time"], "time"),
                            origin=origin)
     except SqlError as exc:
-        raise EventError(str(exc), where="sql") from None
+        raise EventError(str(exc), where="sql") from exc
