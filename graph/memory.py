@@ -126,9 +126,14 @@ def _grouped(rows: Iterable[tuple[Any, Row, list[Any]]], into: str) -> list[Row]
     return list(out.values())
 
 
+def _order(v: Any) -> tuple[bool, Any]:
+    """A sort key for one ``ORDER BY`` value (nulls last)."""
+    return (v is None, "" if v is None else v)
+
+
 def _by_path(rows: list[Row]) -> list[Row]:
-    """``ORDER BY fieldPath`` (nulls last)."""
-    return sorted(rows, key=lambda r: (r["fieldPath"] is None, r["fieldPath"] or ""))
+    """``ORDER BY fieldPath``."""
+    return sorted(rows, key=lambda r: _order(r["fieldPath"]))
 
 
 class MemoryStore(GraphStore):
@@ -962,6 +967,47 @@ class MemoryStore(GraphStore):
 
     def _ambiguous(self, p: Mapping[str, Any]) -> list[Row]:
         return self._placeholders(True)
+
+    def _dataset_lineage(self, p: Mapping[str, Any]) -> list[Row]:
+        urn = p.get("urn")
+        rolled: dict[tuple[Any, Any], Row] = {}
+        for d in self._all("Dataset"):
+            for f in (e.end for e in d.outs("HasField")):
+                if f.label != "DatasetField":
+                    continue
+                for e in f.outs("DataDerivedFrom"):
+                    down, up = d.get("urn"), e.end.get("datasetUrn", e.end.get("urn"))
+                    if urn is not None and not (_eq(down, urn) or _eq(up, urn)):
+                        continue
+                    row = rolled.setdefault((down, up), {"downstream": down, "upstream": up, "fieldEdges": 0,
+                                                         "transformations": []})
+                    row["fieldEdges"] += 1
+                    t = e.props.get("transformation")
+                    if t is not None and t not in row["transformations"]:
+                        row["transformations"].append(t)
+        return sorted(rolled.values(), key=lambda r: (_order(r["downstream"]), _order(r["upstream"])))
+
+    def _search_fields(self, p: Mapping[str, Any]) -> list[Row]:
+        q = p["q"]
+        out = [{"urn": f.get("urn"), "dataset": f.get("datasetUrn"), "fieldPath": f.get("fieldPath"),
+                "simplePath": f.get("simplePath", f.get("fieldPath")), "placeholder": f.get("placeholder", False)}
+               for f in self._all("DatasetField") if not f.get("removed", False)
+               and any(isinstance(v, str) and q in v.lower() for v in (f.get("simplePath"), f.get("fieldPath")))]
+        out.sort(key=lambda r: (_order(None if r["simplePath"] is None else len(r["simplePath"])),
+                                _order(r["simplePath"]), _order(r["urn"])))
+        return out[:p["limit"]]
+
+    def _search_datasets(self, p: Mapping[str, Any]) -> list[Row]:
+        q = p["q"]
+        found = sorted((d for d in self._all("Dataset")
+                        if any(isinstance(v, str) and q in v.lower() for v in (d.get("name"), d.get("urn")))),
+                       key=lambda d: (_order(d.get("name")), _order(d.get("urn"))))[:p["limit"]]
+        out = [{"urn": d.get("urn"), "name": d.get("name"), "platform": d.get("platform"),
+                "placeholder": d.get("placeholder", False),
+                "fields": sum(1 for f in (e.end for e in d.outs("HasField")) if f.label == "DatasetField"
+                              and f.get("placeholder", False) is False and f.get("removed", False) is False)}
+               for d in found]
+        return sorted(out, key=lambda r: (_order(r["name"]), _order(r["urn"])))
 
     # ---- whole graph ----
 

@@ -54,7 +54,11 @@ def answers(g: LineageGraph, instants: Iterable[int]) -> dict[str, Any]:
 
     def hops(res: Any) -> list[Any]:
         # rows of one step are ordered by (from, urn) only: ties (two edges between two fields) in any order
-        return sorted((h.to_json() for h in res.hops), key=lambda h: json.dumps(h, sort_keys=True))
+        return unordered(h.to_json() for h in res.hops)
+
+    def field_lineage(f: str, direction: str) -> dict[str, Any]:
+        got = g.field_lineage(f, direction)
+        return {**got, "edges": unordered(got["edges"]), "operations": unordered(got["operations"])}
 
     for t in (None, *instants):
         for urn in datasets:
@@ -65,11 +69,23 @@ def answers(g: LineageGraph, instants: Iterable[int]) -> dict[str, Any]:
             ask(f"tags {f} {t}", lambda: g.tags(f, as_of=t))  # noqa: B023
     for f in fields:
         for direction in ("incoming", "outgoing"):
-            ask(f"field_lineage {f} {direction}", lambda: g.field_lineage(f, direction))  # noqa: B023
+            ask(f"field_lineage {f} {direction}", lambda: field_lineage(f, direction))  # noqa: B023
+    def rolled(urn: str | None = None) -> list[dict[str, Any]]:  # collect(DISTINCT ...): in no particular order
+        return [{**r, "transformations": sorted(r["transformations"])} for r in g.dataset_lineage(urn)]
+
+    ask("dataset_lineage", rolled)
+    for urn in datasets:
+        ask(f"dataset_lineage {urn}", lambda: rolled(urn))  # noqa: B023
+    for text in ("a", "id", "ORDER", "x", "zz"):
+        ask(f"search {text}", lambda: g.search(text, limit=7))  # noqa: B023
     ask("stats", g.stats)
     ask("unresolved", g.unresolved)
     ask("ambiguous", g.ambiguous)
     return out
+
+
+def unordered(items: Iterable[Any]) -> list[Any]:
+    return sorted(items, key=lambda x: json.dumps(x, sort_keys=True, default=str))
 
 
 def assert_same(memory: LineageGraph, real: LineageGraph, instants: Iterable[int] = ()) -> None:
