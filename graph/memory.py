@@ -143,6 +143,7 @@ class MemoryStore(GraphStore):
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
+        self._writer = threading.Lock()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {}
         for name in cy.names():
             texts = cy.statements(name)
@@ -168,6 +169,13 @@ class MemoryStore(GraphStore):
 
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]
+
+    def _lock_writer(self) -> None:
+        """One writer's read -> plan -> write at a time among this process's threads (the graph is theirs only)."""
+        self._writer.acquire()
+
+    def _unlock_writer(self) -> None:
+        self._writer.release()
 
     def ensure_schema(self) -> None:
         return None
