@@ -68,7 +68,10 @@ def _value(v: Any) -> Any:
 def _update(props: dict[str, Any], new: Mapping[str, Any] | None) -> None:
     """``SET x += new``: null values remove their key."""
     for k, v in (new or {}).items():
-        _put(props, k, v)
+        if v is None:
+            props.pop(k, None)
+        else:
+            props[k] = list(v) if isinstance(v, (list, tuple)) else v
 
 
 def _put(props: dict[str, Any], key: str, v: Any) -> None:
@@ -599,7 +602,7 @@ class MemoryStore(GraphStore):
 
     def _cleanup_placeholder_fields(self, p: Mapping[str, Any]) -> list[Row]:
         for f in self._all("DatasetField"):
-            if f.get("placeholder") is True and not f.get("declared", False) and \
+            if f.get("placeholder") is True and f.get("declared", False) is False and \
                     not f.outs(*_LINEAGE) and not f.ins(*_LINEAGE):
                 self._delete(f)
         return []

@@ -138,6 +138,45 @@ def test_every_statement_the_writer_and_walks_send_is_known() -> None:
         assert cy.statement(name).strip() in store._handlers, name
 
 
+def test_writers_in_two_threads_take_turns() -> None:
+    """The worker writes from two threads: each batch's read -> plan -> write holds the store's writer lock."""
+    import threading
+
+    from fieldgraph.graph import WriteMode
+
+    def chain(name: str) -> list[Change]:
+        urns = [ds(f"{name}.t{i}") for i in range(6)]
+        events = [schema_event(u, ["a", "b"], 1) for u in urns]
+        events += [lineage_event(urns[i + 1], [(sf(urns[i + 1], "a"), [sf(urns[i], "a"), sf(urns[i], "b")])], 2)
+                   for i in range(5)]
+        return changes_of(*events)
+
+    one, two = chain("one"), chain("two")
+    shared = memory_graph()
+    threads = [threading.Thread(target=lambda cs=cs: [shared.ingest([c], mode=WriteMode.CONCURRENT) for c in cs])
+               for cs in (one, two)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    alone = memory_graph()
+    alone.ingest(one + two)
+    assert shared.store.snapshot().canonical() == alone.store.snapshot().canonical()
+
+    entered = threading.Event()
+
+    def write_too() -> None:
+        with shared.store.sole_writer():
+            entered.set()
+
+    with shared.store.sole_writer(), shared.store.sole_writer():  # reentrant in its thread
+        other = threading.Thread(target=write_too)
+        other.start()
+        assert not entered.wait(0.2)  # another thread waits
+    other.join(5)
+    assert entered.is_set()
+
+
 # --- the same histories on both ----------------------------------------------------------------------
 
 
