@@ -148,12 +148,15 @@ class MemoryStore(GraphStore):
         self._lock = threading.RLock()
         self._writer = threading.Lock()
         self._handlers: dict[str, Callable[[Mapping[str, Any]], list[Row]]] = {}
+        self._unknown: dict[str, str] = {}
         for name in cy.names():
             texts = cy.statements(name)
             for i, text in enumerate(texts):
                 handler = getattr(self, f"_{name}" if len(texts) == 1 else f"_{name}_{i}", None)
                 if handler is not None:
                     self._handlers[text] = handler
+                else:
+                    self._unknown[text] = name
         self._handlers["RETURN 1 AS ok"] = lambda params: [{"ok": 1}]
         self.clear()
 
@@ -162,16 +165,19 @@ class MemoryStore(GraphStore):
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
             timeout_ms: int | None = None) -> list[dict[str, Any]]:
-        handler = self._handlers.get(cypher.strip())
+        text = cypher.strip()
+        handler = self._handlers.get(text)
         if handler is None:
-            first = cypher.strip().splitlines()[0][:120] if cypher.strip() else ""
-            raise GraphRefused(f"the in-memory store runs fieldgraph's named statements only; {first!r} is not one"
-                               " (or not one it implements)")
+            if text in self._unknown:
+                raise GraphRefused(f"the in-memory store does not run the statement {self._unknown[text]!r} (yet)")
+            first = text.splitlines()[0][:120] if text else ""
+            raise GraphRefused(f"the in-memory store runs fieldgraph's named statements only; {first!r} is not one")
         with self._lock:
             return handler(params or {})
 
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
-        return [r["state"] for r in self.run(cy.statement("read_state"), {"urns": list(urns)})]
+        with self._lock:
+            return [r["state"] for r in self._read_state({"urns": urns})]
 
     def _lock_writer(self) -> None:
         """One writer's read -> plan -> write at a time among this process's threads (the graph is theirs only)."""
@@ -193,9 +199,6 @@ class MemoryStore(GraphStore):
         with self._lock:
             return Snapshot([NodeRow(n.id, n.label, _props(n.props)) for n in self._nodes.values()],
                             [EdgeRow(e.start.id, e.type, e.end.id, _props(e.props)) for e in self._edges()])
-
-    def __len__(self) -> int:
-        return len(self._nodes)
 
     # ---- the graph ----
 

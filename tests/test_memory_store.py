@@ -116,6 +116,8 @@ def test_open_store_memory_and_unknown_statements() -> None:
     assert store.run("RETURN 1 AS ok") == [{"ok": 1}]
     with pytest.raises(GraphRefused, match="named statements only"):
         store.run("MATCH (n) RETURN n")
+    with pytest.raises(GraphRefused, match="does not run the statement 'lineage_path'"):
+        store.run_named("lineage_path", {"from": "a", "to": "b"})
     store.run_named("upsert_datasets", {"rows": [{"urn": ds("a"), "props": {"name": "a", "placeholder": False}}]},
                     write=True)
     assert [n.props for n in store.snapshot().nodes] == [{"urn": ds("a"), "name": "a", "placeholder": False}]
