@@ -61,6 +61,8 @@ def answers(g: LineageGraph, instants: Iterable[int]) -> dict[str, Any]:
         return {**got, "edges": unordered(got["edges"]), "operations": unordered(got["operations"])}
 
     for t in (None, *instants):
+        for label in ("PII", "Contact", "urn:li:glossaryTerm:Sensitive"):
+            ask(f"tagged {label} {t}", lambda: g.tagged(label, as_of=t))  # noqa: B023
         for urn in datasets:
             ask(f"fields {urn} {t}", lambda: g.fields(urn, as_of=t))  # noqa: B023
         for f in fields:
@@ -190,6 +192,21 @@ def test_the_examples(graph, batch_events) -> None:
     assert_same(memory, graph, times_of(changes))
 
 
+@pytest.mark.parametrize("mode", ["concurrent", "backfill"])
+def test_the_write_modes(graph, mode) -> None:
+    """The concurrent mode's placeholder statement, edge count and settling reads; the backfill mode's cleanup
+    left to the end."""
+    from fieldgraph.graph import WriteMode
+
+    memory = memory_graph()
+    changes = example_changes() + test_as_of.history(2)
+    for g in (memory, graph):
+        g.ingest(changes, batch_events=3, mode=WriteMode(mode))
+        if mode == "backfill":
+            g.writer(WriteMode.BACKFILL).cleanup_placeholders()
+    assert_same(memory, graph, times_of(changes)[:3])
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_histories_out_of_order(graph, seed) -> None:
     """Schemas replaced, removed and listed again, lineage rewired and deleted from two aspects, job runs and a
@@ -294,3 +311,34 @@ def test_datahub_data_jobs(graph) -> None:
     ]
     feed([memory, graph], batches)
     assert_same(memory, graph, [5, 12, 17, 22, 30])
+
+
+def test_labels_set_in_datahub_and_by_hand(graph) -> None:
+    pytest.importorskip("datahub.metadata.schema_classes")
+    from . import test_governance as gov
+
+    memory = memory_graph()
+    users, emails, report = gov.USERS, gov.EMAILS, gov.REPORT
+    batches = [
+        changes_of(gov.editable_event(users, {"email": (["PII"], ["Sensitive"])}, 1)),  # before the schema
+        changes_of(gov.v2_schema(users, [gov.V2_EMAIL, "[version=2.0].[type=User].[type=Address].address",
+                                         gov.V2_CITY], 2),
+                   gov.v2_schema(emails, ["email"], 2), gov.v2_schema(report, ["email", "city"], 2),
+                   lineage_event(emails, [(sf(emails, "email"), [sf(users, gov.V2_EMAIL)])], 3),
+                   lineage_event(report, [(sf(report, "email"), [sf(emails, "email")]),
+                                          (sf(report, "city"), [sf(users, gov.V2_CITY)])], 3)),
+        changes_of(gov.editable_event(users, {gov.V2_EMAIL: (["PII", "Contact"], [])}, 10),
+                   gov.editable_event(users, {"email": (["Public"], [])}, 5)),
+        changes_of({"entityType": "dataset", "entityUrn": users, "changeType": "DELETE",
+                    "aspectName": "editableSchemaMetadata"}),  # unstamped
+        changes_of(gov.editable_event(users, {"email": (["Contact"], [])}, 30)),
+    ]
+    feed([memory, graph], batches)
+    for g in (memory, graph):
+        g.tag(sf(users, gov.V2_CITY), add=["Geo", "urn:li:glossaryTerm:Place"])
+        g.tag(sf(emails, "email"), add=["Local"], propagate=False)
+        g.tag(sf(users, gov.V2_CITY), remove=["Geo"])
+        g.tag(sf(users, gov.V2_CITY), add=["urn:li:tag:Region"], propagate=False)
+    assert_same(memory, graph, [0, 2, 4, 11, 35])
+    for label in ("Geo", "Region", "Local", "urn:li:glossaryTerm:Place", "Contact"):
+        assert memory.tagged(label) == graph.tagged(label)
