@@ -29,6 +29,8 @@ _QUERY = "urn:li:query:"
 
 
 class _Node:
+    """A node: its label, properties and edges by type and id, out and in (ids keep insertion order)."""
+
     __slots__ = ("id", "inn", "label", "out", "props")
 
     def __init__(self, id: int, label: str, props: dict[str, Any]) -> None:
@@ -50,6 +52,8 @@ class _Node:
 
 
 class _Edge:
+    """A directed edge with its properties."""
+
     __slots__ = ("end", "id", "props", "start", "type")
 
     def __init__(self, id: int, type: str, start: _Node, end: _Node, props: dict[str, Any]) -> None:
