@@ -1,4 +1,5 @@
-"""The lineage graph on both real backends (embedded FalkorDB, Neo4j): semantics users rely on, replays, queries."""
+"""The lineage graph on both real backends (embedded FalkorDB, Neo4j): semantics users rely on, replays, queries.
+Tests that ask through ``LineageGraph`` only run on the in-memory store too (``@WITH_MEMORY``)."""
 
 from __future__ import annotations
 
