@@ -17,7 +17,7 @@ from typing import Any
 from . import cypher as cy
 from .errors import GraphRefused
 from .snapshot import EdgeRow, NodeRow, Snapshot
-from .store import GraphStore
+from .store import STORE_SCHEMES, GraphStore
 
 Row = dict[str, Any]
 
@@ -1043,3 +1043,6 @@ def _key(label: str, props: Mapping[str, Any]) -> Any:
         return None if job is None or run is None else (job, run)
     prop = _KEYED.get(label)
     return None if prop is None else props.get(prop)
+
+
+STORE_SCHEMES["memory"] = MemoryStore

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -516,6 +516,11 @@ def _neo4j_plain(v: Any) -> Any:
 # --- choosing a backend -----------------------------------------------------------------------------
 
 
+#: stores other modules of the graph layer provide, by URI scheme: ``memory`` (:mod:`fieldgraph.graph.memory` adds
+#: itself when the package is imported; it builds on :class:`GraphStore`, so this module does not import it)
+STORE_SCHEMES: dict[str, Callable[[], GraphStore]] = {}
+
+
 def embedded_server(uri: str, data_dir: str | None = None) -> EmbeddedServer:
     """The embedded server an ``embedded[:PATH]`` URI names (without a path: ``data_dir``, else the default
     folder); not started. Any other URI raises :class:`GraphURIError`."""
@@ -537,10 +542,8 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
     parts = urlsplit(uri)
     scheme = parts.scheme.lower() if "://" in uri else uri.split(":", 1)[0].lower()
     store: GraphStore
-    if scheme == "memory":
-        from .memory import MemoryStore
-
-        store = MemoryStore()
+    if scheme in STORE_SCHEMES:
+        store = STORE_SCHEMES[scheme]()
     elif scheme == "embedded":
         server = embedded_server(uri, data_dir)
         if not create and not server.exists():
