@@ -26,6 +26,10 @@ _KEYED = {"Dataset": "urn", "DatasetField": "urn", "Query": "urn", "DataJob": "u
 _LINEAGE = ("DataDerivedFrom", "PreviouslyDerivedFrom")
 _JOB_FORMATS = ("cdap", "openlineage", "sql")
 _QUERY = "urn:li:query:"
+#: the columns of read_state.cypher's compact rows
+_STATE_OF_DATASET = ("urn", "placeholder", "schemaVersion", "schemaTs", "upstreamLineageTs", "datasetUpstreamLineageTs")
+_STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position")
+_TIMES_OF_DATASET = ("schemaTimes", "upstreamLineageTimes", "datasetUpstreamLineageTimes", "jobLineageDeletes")
 
 
 class _Node:
@@ -639,15 +643,11 @@ class MemoryStore(GraphStore):
             d = self._dataset(urn)
             if d is None:
                 continue
-            fields = [[f.get(k) for k in ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs",
-                                          "refPath", "position")]
-                      for f in (e.end for e in d.outs("HasField")) if f.label == "DatasetField"] or [[None] * 8]
-            groups.append((d.id, {"d": d}, [_value(x) if isinstance(x, list) else x for x in fields]))
-        return [{"state": [r["d"].get("urn"), r["d"].get("placeholder"), r["d"].get("schemaVersion"),
-                           r["d"].get("schemaTs"), r["d"].get("upstreamLineageTs"),
-                           r["d"].get("datasetUpstreamLineageTs"), r["fields"],
-                           *(_value(r["d"].get(k)) for k in ("schemaTimes", "upstreamLineageTimes",
-                                                             "datasetUpstreamLineageTimes", "jobLineageDeletes"))]}
+            fields = [[f.get(k) for k in _STATE_OF_FIELD] for f in (e.end for e in d.outs("HasField"))
+                      if f.label == "DatasetField"]
+            groups.append((d.id, {"d": d}, fields or [[None] * len(_STATE_OF_FIELD)]))  # OPTIONAL MATCH: nulls
+        return [{"state": [*(r["d"].get(k) for k in _STATE_OF_DATASET), r["fields"],
+                           *(_value(r["d"].get(k)) for k in _TIMES_OF_DATASET)]}
                 for r in _grouped(groups, "fields")]
 
     def _read_schema_history(self, p: Mapping[str, Any]) -> list[Row]:
