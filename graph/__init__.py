@@ -15,6 +15,7 @@ from .errors import (
     QueryTimeout,
 )
 from .lineage import Hop, IngestReport, LineageGraph, LineageResult
+from .memory import MemoryStore
 from .steps import Plan, Summary
 from .store import FalkorStore, GraphStore, Neo4jStore, embedded_server, open_store
 from .write import WriteMode, Writer
@@ -22,6 +23,7 @@ from .write import WriteMode, Writer
 __all__ = [
     "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
     "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
-    "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "Summary", "WriteMode", "Writer", "embedded_server",
+    "MemoryStore", "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "Summary", "WriteMode", "Writer",
+    "embedded_server",
     "open_store",
 ]

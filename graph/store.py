@@ -7,6 +7,7 @@
 - ``falkordb://[:password@]host:port[/graph]`` (a FalkorDB server) or ``falkordb+unix:///path/to/sock[?graph=g]``
 - ``bolt://``, ``bolt+s://``, ``neo4j://``, ``neo4j+s://`` (Neo4j; user, password and database from the URI
   or the ``user``/``password``/``database`` arguments)
+- ``memory`` (a new, empty graph held in this process: :mod:`fieldgraph.graph.memory`)
 
 Every store runs the statements in ``cypher/``; rows are written in batches of ``batch_size``,
 one round-trip (and for Neo4j one managed write transaction, retried on transient errors) per batch.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -523,6 +524,11 @@ def _neo4j_plain(v: Any) -> Any:
 # --- choosing a backend -----------------------------------------------------------------------------
 
 
+#: stores other modules of the graph layer provide, by URI scheme: ``memory`` (:mod:`fieldgraph.graph.memory` adds
+#: itself when the package is imported; it builds on :class:`GraphStore`, so this module does not import it)
+STORE_SCHEMES: dict[str, Callable[[], GraphStore]] = {}
+
+
 def embedded_server(uri: str, data_dir: str | None = None) -> EmbeddedServer:
     """The embedded server an ``embedded[:PATH]`` URI names (without a path: ``data_dir``, else the default
     folder); not started. Any other URI raises :class:`GraphURIError`."""
@@ -544,7 +550,9 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
     parts = urlsplit(uri)
     scheme = parts.scheme.lower() if "://" in uri else uri.split(":", 1)[0].lower()
     store: GraphStore
-    if scheme == "embedded":
+    if scheme in STORE_SCHEMES:
+        store = STORE_SCHEMES[scheme]()
+    elif scheme == "embedded":
         server = embedded_server(uri, data_dir)
         if not create and not server.exists():
             raise NotFoundError(f"no embedded graph in {server.data_dir}: ingest events there first, or name the "
@@ -574,7 +582,7 @@ def open_store(uri: str | None = None, *, graph: str | None = None, data_dir: st
                            database=q.get("database", [database])[0], batch_size=batch_size)
     else:
         raise GraphURIError(f"unknown graph URI {uri!r}: use embedded[:PATH], falkordb://host:port[/graph], "
-                            "falkordb+unix:///socket, bolt://host:7687 or neo4j://host:7687")
+                            "falkordb+unix:///socket, bolt://host:7687, neo4j://host:7687 or memory")
     if schema:
         try:
             store.ensure_schema()

@@ -5,7 +5,8 @@
   Community edition has one database: it is emptied before and after each test.
 
 ``graph`` is parametrized over both (test ids end in ``[falkordb]`` / ``[neo4j]``); ``fresh_graph()`` gives
-another empty graph on the same backend (on Neo4j, the one database emptied again).
+another empty graph on the same backend (on Neo4j, the one database emptied again). Tests marked ``@WITH_MEMORY``
+also run on the in-memory store (``[memory]``, :mod:`fieldgraph.graph.memory`).
 
 Under CI (``CI`` set) the property tests run derandomized: the same generated examples every
 run, so a landing never depends on a lucky draw; locally they explore new examples each run.
@@ -57,6 +58,9 @@ def neo4j_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 BACKENDS = ["falkordb", "neo4j"]
+#: ``@WITH_MEMORY`` on a test that asks the graph through ``LineageGraph`` only (no raw Cypher, no ``graph.uri``):
+#: it runs on the in-memory store too (``[memory]``), with the same assertions
+WITH_MEMORY = pytest.mark.parametrize("backend", [*BACKENDS, "memory"], indirect=True)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -73,8 +77,13 @@ class Graphs:
         self.opened: list[Any] = []
 
     def new(self) -> Any:
-        from fieldgraph.graph import LineageGraph, open_store
+        from fieldgraph.graph import LineageGraph, MemoryStore, open_store
 
+        if self.backend == "memory":  # its own graph, in this process: no URI another process could open
+            g = LineageGraph(MemoryStore())
+            g.uri = None
+            self.opened.append(g)
+            return g
         if self.backend == "falkordb":
             server = self.request.getfixturevalue("falkordb_server")
             name = f"t{next(_names)}_{self.request.node.name}"[:60]

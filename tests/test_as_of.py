@@ -22,7 +22,7 @@ from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.sources import decode_event
 
-from .conftest import column, ds, mcp, sf
+from .conftest import WITH_MEMORY, column, ds, mcp, sf
 
 pytestmark = pytest.mark.integration
 
@@ -119,6 +119,7 @@ def instants(changes: list[Change], rng: random.Random) -> list[int]:
     return sorted(picks)
 
 
+@WITH_MEMORY
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_as_of_equals_a_fresh_graph_fed_the_events_up_to_then(graph_factory, seed) -> None:
     rng = random.Random(seed)

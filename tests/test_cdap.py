@@ -10,7 +10,7 @@ from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.cdap import CdapFieldLineageEvent, CdapLineageError, operations_of
 
-from .conftest import ingest, schema_event
+from .conftest import WITH_MEMORY, ingest, schema_event
 
 T0 = 1735689600000
 
@@ -294,6 +294,7 @@ def test_malformed_events_name_the_place() -> None:
 # --- on the graph ---
 
 
+@WITH_MEMORY
 def test_derived_lineage_on_the_graph_with_time_ranges_and_drops(graph) -> None:
     ingest(graph, schema_event(PROFILES, ["id", "name"], ts=1), CONCAT)
     up = graph.upstream(f(PROFILES, "name"))
@@ -327,6 +328,7 @@ def test_derived_lineage_on_the_graph_with_time_ranges_and_drops(graph) -> None:
     assert graph.field_lineage(f(USERS, "zip"), "outgoing")["summary"] == []
 
 
+@WITH_MEMORY
 def test_generated_field_is_a_known_destination_field(graph) -> None:
     ev = event(read("read", "lines", ["body"]), transform("stamp", [], ["loadedAt"]),
                write("write", "words", [("read", "body"), ("stamp", "loadedAt")]))
@@ -340,6 +342,7 @@ def test_generated_field_is_a_known_destination_field(graph) -> None:
     assert set(fields) == {"body", "loadedAt"} and not any(r["placeholder"] for r in fields.values())
 
 
+@WITH_MEMORY
 def test_invalid_event_writes_nothing(graph) -> None:
     from fieldgraph.ingest.replay import RawEvent, decode
 
@@ -383,6 +386,7 @@ def test_time_ranges_are_answered_from_the_runs_inside_them(graph) -> None:
     assert row["runs"] == 3
 
 
+@WITH_MEMORY
 def test_a_field_read_and_used_by_nobody_is_known_and_has_an_empty_summary(graph) -> None:
     ev = event(read("read", "lines", ["offset", "body"]), transform("parse", [("read", "body")], ["word"]),
                write("write", "words", [("parse", "word")]))
@@ -400,6 +404,7 @@ def test_a_field_read_and_used_by_nobody_is_known_and_has_an_empty_summary(graph
     assert not any(r["placeholder"] for r in graph.fields(lines))
 
 
+@WITH_MEMORY
 def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
     from .conftest import mcp
 
@@ -413,6 +418,7 @@ def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
     assert graph.field_lineage(f(USERS, "first"), "outgoing", end=T0 + 15)["operations"] == []
 
 
+@WITH_MEMORY
 def test_the_large_case_on_the_graph(graph) -> None:
     report = graph.ingest(decode_event(large_event()))
     assert not report.refused and graph.stats()["dataDerivedFromEdges"] == 10_000
@@ -582,6 +588,7 @@ def test_pipeline_errors(ev, message) -> None:
         decode_event(ev)
 
 
+@WITH_MEMORY
 def test_pipeline_on_the_graph(graph) -> None:
     ev = pipeline("n1>n3 n2>n3 n3>n4", {
         "n1": [R("ReadCustomer", "customer", ["id", "name"])], "n2": [R("ReadPurchase", "purchase",

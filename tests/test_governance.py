@@ -18,7 +18,7 @@ from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.sources import decode_event
 
-from .conftest import column, ds, lineage_event, mcp, sf, stamped
+from .conftest import WITH_MEMORY, column, ds, lineage_event, mcp, sf, stamped
 
 m = pytest.importorskip("datahub.metadata.schema_classes")
 from datahub.emitter.mcp import MetadataChangeProposalWrapper as MCPW  # noqa: E402
@@ -82,6 +82,7 @@ def test_the_aspect_decodes_to_each_fields_labels() -> None:
         decode_event(bad)
 
 
+@WITH_MEMORY
 def test_a_stewards_tag_on_a_v1_path_is_the_columns_own_and_flows_downstream(crm: Any) -> None:
     write(crm, editable_event(USERS, {"email": (["PII"], ["Sensitive"]), "address.city": (["Geo"], [])}, 10))
     assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"]
@@ -94,6 +95,7 @@ def test_a_stewards_tag_on_a_v1_path_is_the_columns_own_and_flows_downstream(crm
     assert tagged_urns(crm, "urn:li:glossaryTerm:Sensitive") == tagged_urns(crm, "PII")
 
 
+@WITH_MEMORY
 def test_schema_and_editable_labels_merge_and_removing_one_removes_it_downstream(crm: Any) -> None:
     schema_tagged = column(V2_EMAIL)
     schema_tagged["globalTags"] = {"tags": [{"tag": "urn:li:tag:Contact"}]}
@@ -109,6 +111,7 @@ def test_schema_and_editable_labels_merge_and_removing_one_removes_it_downstream
     assert tagged_urns(crm, "PII") == []
 
 
+@WITH_MEMORY
 def test_labels_set_before_the_schema_arrives_apply_when_it_does(graph: Any) -> None:
     write(graph, editable_event(USERS, {"email": (["PII"], [])}, 10))
     assert graph.read_state([USERS])  # kept on a placeholder dataset, not cleaned up
@@ -116,6 +119,7 @@ def test_labels_set_before_the_schema_arrives_apply_when_it_does(graph: Any) -> 
     assert graph.tags(sf(USERS, V2_EMAIL))["own"] == ["PII"]
 
 
+@WITH_MEMORY
 def test_late_versions_and_deletes(crm: Any) -> None:
     write(crm, editable_event(USERS, {"email": (["PII"], [])}, 10),
           editable_event(USERS, {"email": (["Public"], [])}, 5))  # older, in the same batch

@@ -1,4 +1,5 @@
-"""The lineage graph on both real backends (embedded FalkorDB, Neo4j): semantics users rely on, replays, queries."""
+"""The lineage graph on both real backends (embedded FalkorDB, Neo4j): semantics users rely on, replays, queries.
+Tests that ask through ``LineageGraph`` only run on the in-memory store too (``@WITH_MEMORY``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fieldgraph.graph import AmbiguousReferenceError, GraphError, NotFoundError,
 from fieldgraph.graph import cypher as cy
 from fieldgraph.graph.plan import field_urn
 
-from .conftest import ds, dump, example_changes, ingest, lineage_event, mcp, schema_event, sf
+from .conftest import WITH_MEMORY, ds, dump, example_changes, ingest, lineage_event, mcp, schema_event, sf
 
 pytestmark = pytest.mark.integration
 
@@ -89,6 +90,7 @@ def test_two_lineage_aspects_are_separate_states(graph) -> None:
     assert only[2].endswith("BlackBox")
 
 
+@WITH_MEMORY
 def test_older_schema_never_overwrites_and_fields_come_back(graph) -> None:
     ingest(graph, schema_event(A, ["x", "y"], 10, version=2))
     ingest(graph, schema_event(A, ["x"], 5, version=1))
@@ -104,6 +106,7 @@ def test_older_schema_never_overwrites_and_fields_come_back(graph) -> None:
     assert all(r["removed"] for r in graph.fields(A))
 
 
+@WITH_MEMORY
 def test_placeholders_become_real_fields(graph) -> None:
     ingest(graph, schema_event(B, ["p", "q"], 1))
     ingest(graph, lineage_event(B, [(sf(B, "p"), [sf(A, "/rec/x")]), (sf(B, "q"), [sf(A, "y")])], 2))
@@ -123,6 +126,7 @@ def test_placeholders_become_real_fields(graph) -> None:
     assert [h.urn for h in graph.upstream(sf(B, "q")).hops] == [field_urn(A, v2y)]
 
 
+@WITH_MEMORY
 def test_dataset_level_upstreams_and_impact(graph) -> None:
     ingest(graph, schema_event(A, ["x"], 1), schema_event(B, ["p"], 1), schema_event(C, ["z"], 1))
     ingest(graph, lineage_event(B, [(sf(B, "p"), [sf(A, "x")])], 2))
@@ -145,6 +149,7 @@ def deep_chain(graph, n: int) -> list[str]:
     return names
 
 
+@WITH_MEMORY
 def test_depth_cap_time_budget_and_paths(graph) -> None:
     names = deep_chain(graph, 12)
     top = sf(names[-1], "c")
@@ -183,6 +188,7 @@ def test_a_parameter_the_store_cannot_take_is_a_clear_error(graph) -> None:
     assert graph.store.run("RETURN $v AS v", {"v": "ok"}) == [{"v": "ok"}]
 
 
+@WITH_MEMORY
 def test_user_named_fields(graph) -> None:
     v2 = "[version=2.0].[type=R].[type=string].id"
     ingest(graph, schema_event(A, [v2, "[version=2.0].[key=True].[type=K].[type=string].id"], 1))

@@ -18,7 +18,7 @@ from fieldgraph.ingest.emitter import change_event
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, derive, parse_statements
 
-from .conftest import ds, ingest, mcp, schema_event
+from .conftest import WITH_MEMORY, ds, ingest, mcp, schema_event
 
 ORDERS = ds("shop.orders")
 TOTALS = ds("shop.totals")
@@ -175,6 +175,7 @@ def test_what_only_the_schemas_can_tell_waits_for_them() -> None:
 # --- on the graph -----------------------------------------------------------------------------------------
 
 
+@WITH_MEMORY
 def test_sql_lineage_on_the_graph_with_the_edge_vocabulary(graph) -> None:
     ingest(graph, orders_schema(), sql_event(TOTALS_SQL, job="nightly"))
     edges = edges_of(graph, TOTALS)
@@ -194,6 +195,7 @@ def test_sql_lineage_on_the_graph_with_the_edge_vocabulary(graph) -> None:
     assert {f["fieldPath"] for f in graph.fields(TOTALS)} == {"customer_id", "total", "buyers"}
 
 
+@WITH_MEMORY
 def test_star_and_positional_inserts_follow_the_stored_schema_order(graph) -> None:
     # the schema's order is not alphabetical: SELECT * and INSERT without a column list keep it
     ingest(graph, schema_event(ORDERS, ["status", "order_id", "amount"], 1),
@@ -204,6 +206,7 @@ def test_star_and_positional_inserts_follow_the_stored_schema_order(graph) -> No
     assert all(e["subtype"] == "IDENTITY" for e in edges.values())
 
 
+@WITH_MEMORY
 def test_a_table_without_a_schema_is_read_by_name_then_resolved(graph) -> None:
     ingest(graph, sql_event("INSERT INTO totals SELECT o.customer_id, o.amount * 2 AS doubled FROM orders o"))
     edges = edges_of(graph, TOTALS)
@@ -216,6 +219,7 @@ def test_a_table_without_a_schema_is_read_by_name_then_resolved(graph) -> None:
     assert {h.fieldPath for h in graph.upstream(field_urn(TOTALS, "doubled")).hops} == {"amount"}
 
 
+@WITH_MEMORY
 def test_unplaceable_names_make_no_edge(graph, caplog) -> None:
     caplog.set_level(logging.INFO, "fieldgraph.graph")
     ingest(graph, orders_schema(), sql_event("INSERT INTO totals SELECT * FROM mystery"))
@@ -224,6 +228,7 @@ def test_unplaceable_names_make_no_edge(graph, caplog) -> None:
     assert {(d, u) for d, u in edges_of(graph, ds("shop.t2"))} == {("x", "k")}  # the join keys only
 
 
+@WITH_MEMORY
 def test_a_script_reads_the_tables_it_created(graph) -> None:
     ingest(graph, orders_schema(), sql_event(
         "CREATE TABLE tmp AS SELECT customer_id, amount FROM orders WHERE amount > 0;"
@@ -233,6 +238,7 @@ def test_a_script_reads_the_tables_it_created(graph) -> None:
         (1, "amount", ds("shop.tmp")), (2, "amount", ORDERS)]
 
 
+@WITH_MEMORY
 def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
     ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
     n = graph.stats()["dataDerivedFromEdges"]
@@ -242,6 +248,7 @@ def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
     assert (edge["firstSeen"], edge["lastSeen"]) == (1000, 5000)
 
 
+@WITH_MEMORY
 def test_a_statement_refused_at_write_time_leaves_the_rest_of_the_batch(graph) -> None:
     # 3 values into a 2-column table: known only once the target's schema is read
     report = ingest(graph, orders_schema(), schema_event(ds("shop.narrow"), ["a", "b"], 1),
@@ -252,6 +259,7 @@ def test_a_statement_refused_at_write_time_leaves_the_rest_of_the_batch(graph) -
     assert ("total", "amount") in edges_of(graph, TOTALS) and graph.fields(ds("shop.narrow"))
 
 
+@WITH_MEMORY
 def test_a_dataset_delete_ends_its_sql_lineage(graph) -> None:
     ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
     assert edges_of(graph, TOTALS)
@@ -279,6 +287,7 @@ PG_TOTALS = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.totals,PRO
 PG_SQL = "INSERT INTO public.totals SELECT customer_id, SUM(amount) AS total FROM public.orders GROUP BY customer_id"
 
 
+@WITH_MEMORY
 def test_openlineage_sql_facets_give_lineage_where_the_producer_sent_none(graph) -> None:
     changes = decode_event(ol_event({}, PG_SQL))
     (sql,) = [c for c in changes if isinstance(c, SqlChange)]
@@ -300,6 +309,7 @@ def test_openlineage_column_lineage_is_never_overridden() -> None:
         (field_urn(PG_TOTALS, "total"), field_urn(PG_ORDERS, "status"))]
 
 
+@WITH_MEMORY
 def test_sql_a_facet_cannot_derive_is_logged_and_the_event_written(graph, caplog) -> None:
     # parsed, but it inserts 2 values into a 1-column list: derived when written, and only logged
     bad = ol_event({}, "INSERT INTO public.totals (total) SELECT customer_id, amount FROM public.orders")
@@ -345,6 +355,7 @@ def test_datahub_queries_and_the_lineage_naming_them_decode() -> None:
     assert back.queries == lin.queries
 
 
+@WITH_MEMORY
 @pytest.mark.parametrize("order", ["query first", "lineage first"])
 def test_a_datahub_query_joins_the_lineage_that_names_it_in_either_order(graph, order) -> None:
     ingest(graph, orders_schema())
@@ -356,12 +367,14 @@ def test_a_datahub_query_joins_the_lineage_that_names_it_in_either_order(graph, 
     assert {e["program"] for e in edges.values()} == {QUERY} and edges[("total", "amount")]["query"] == QUERY
 
 
+@WITH_MEMORY
 def test_a_newer_lineage_without_the_query_stops_the_join(graph) -> None:
     ingest(graph, orders_schema(), upstream_lineage(10), upstream_lineage(20, query=None))
     ingest(graph, query_event(TOTALS_SQL))
     assert edges_of(graph, TOTALS) == {}
 
 
+@WITH_MEMORY
 def test_query_lineage_follows_the_query_and_the_lineage_that_names_it(graph) -> None:
     ingest(graph, orders_schema(), query_event(TOTALS_SQL, ts=5), upstream_lineage(10))
     assert ("buyers", "email") in edges_of(graph, TOTALS)
@@ -376,6 +389,7 @@ def test_query_lineage_follows_the_query_and_the_lineage_that_names_it(graph) ->
     assert edges_of(graph, TOTALS) == {}
 
 
+@WITH_MEMORY
 def test_several_statements_of_a_query_in_one_batch_keep_the_newest(graph) -> None:
     ingest(graph, orders_schema(), upstream_lineage(10),
            query_event("INSERT INTO shop.totals SELECT amount AS total FROM shop.orders", ts=10),
@@ -386,6 +400,7 @@ def test_several_statements_of_a_query_in_one_batch_keep_the_newest(graph) -> No
     assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
 
 
+@WITH_MEMORY
 def test_query_lineage_times_do_not_depend_on_arrival_order(graph_factory) -> None:
     seen = []
     for events in ([query_event(TOTALS_SQL, ts=5), upstream_lineage(10)],
@@ -398,12 +413,14 @@ def test_query_lineage_times_do_not_depend_on_arrival_order(graph_factory) -> No
     assert seen[0] == seen[1] and set(seen[0].values()) == {(10, 10)}
 
 
+@WITH_MEMORY
 def test_a_lineage_delete_in_the_same_batch_ends_the_query_lineage(graph) -> None:
     ingest(graph, orders_schema(), query_event(TOTALS_SQL, ts=5))
     ingest(graph, upstream_lineage(10), mcp(TOTALS, "upstreamLineage", None, 20, "DELETE"))
     assert edges_of(graph, TOTALS) == {}
 
 
+@WITH_MEMORY
 def test_ended_query_lineage_stays_ended_through_a_job_replay(graph) -> None:
     ingest(graph, orders_schema(), schema_event(TOTALS, ["customer_id", "total", "buyers"], 1),
            query_event(TOTALS_SQL, ts=5), upstream_lineage(10))
@@ -417,6 +434,7 @@ def test_ended_query_lineage_stays_ended_through_a_job_replay(graph) -> None:
                                                                 ("status", QUERY)}
 
 
+@WITH_MEMORY
 def test_a_statement_that_arrives_late_replaces_the_lineage_it_precedes(graph) -> None:
     # the lineage (at 30) used the statement of 5; the statement of 20 arrives after it: it held at 30, so the
     # edges of the old one never held
@@ -429,12 +447,14 @@ def test_a_statement_that_arrives_late_replaces_the_lineage_it_precedes(graph) -
     assert graph.stats()["pastDataDerivedFromEdges"] == 0
 
 
+@WITH_MEMORY
 def test_an_insert_does_not_name_the_columns_of_its_target(graph) -> None:
     ingest(graph, orders_schema(), sql_event("INSERT INTO totals SELECT status AS s2 FROM orders; "
                                              "INSERT INTO totals SELECT status AS total FROM orders"))
     assert set(edges_of(graph, TOTALS)) == {("s2", "status"), ("total", "status")}
 
 
+@WITH_MEMORY
 def test_concurrent_writers_settle_the_query_join(graph, monkeypatch) -> None:
     """A query and the lineage naming it, each planned by its own writer before the other was written: the
     writer that finishes last derives the lineage."""

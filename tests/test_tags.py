@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 
-from .conftest import column, ds, ingest, lineage_event, mcp, sf
+from .conftest import WITH_MEMORY, column, ds, ingest, lineage_event, mcp, sf
 
 SRC, MID, OUT = ds("db.src"), ds("db.mid"), ds("db.out")
 SOURCES = Path(__file__).resolve().parent.parent / "examples" / "sources"
@@ -48,6 +48,7 @@ def chain(graph):
     return graph
 
 
+@WITH_MEMORY
 def test_schema_tags_and_terms_propagate_and_masking_stops_them(chain) -> None:
     own = chain.tags(sf(SRC, "email"))
     assert own["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"] and own["inherited"] == []
@@ -63,6 +64,7 @@ def test_schema_tags_and_terms_propagate_and_masking_stops_them(chain) -> None:
     assert {r["fieldPath"] for r in chain.tagged("urn:li:glossaryTerm:Sensitive")["fields"]} == {"email"}
 
 
+@WITH_MEMORY
 def test_hand_set_tags_propagate_and_follow_edge_changes(chain) -> None:
     assert chain.tag(sf(SRC, "country"), add=["urn:li:tag:Geo"]) == ["Geo"]
     assert chain.tags(sf(MID, "country"))["inherited"][0]["label"] == "Geo"
@@ -73,6 +75,7 @@ def test_hand_set_tags_propagate_and_follow_edge_changes(chain) -> None:
     assert chain.tagged("Geo")["fields"] == []
 
 
+@WITH_MEMORY
 def test_indirect_edges_carry_tags_only_when_asked(graph) -> None:
     ol = json.loads((SOURCES / "02_openlineage_active_users.json").read_text())
     ingest(graph, ol)
@@ -138,6 +141,7 @@ def long_chain(graph):
     return graph
 
 
+@WITH_MEMORY
 def test_tags_and_tagged_walk_as_far_as_lineage_goes(long_chain) -> None:
     last = long_chain.tags(sf(LINKS[-1], "v"))
     assert [(i["label"], i["from"], i["distance"]) for i in last["inherited"]] == [
@@ -150,6 +154,7 @@ def test_tags_and_tagged_walk_as_far_as_lineage_goes(long_chain) -> None:
     assert where["fields"][-1]["from"] == [field_urn(LINKS[0], "v")] and not where["fields"][-1]["own"]
 
 
+@WITH_MEMORY
 def test_tag_walks_out_of_time_or_at_the_depth_asked_say_they_are_partial(long_chain) -> None:
     last = long_chain.tags(sf(LINKS[-1], "v"), time_budget_s=1e-9)
     assert last["partial"] is True and "time budget" in last["reason"] and last["inherited"] == []
@@ -168,6 +173,7 @@ def test_tag_walks_out_of_time_or_at_the_depth_asked_say_they_are_partial(long_c
     assert len(cut["fields"]) == HOPS
 
 
+@WITH_MEMORY
 def test_a_field_never_inherits_from_itself_through_a_cycle(graph) -> None:
     a, b = ds("db.a"), ds("db.b")
     ingest(graph, tagged_schema(a, {"x": (["PII"], [])}, 1), tagged_schema(b, {"x": ([], [])}, 1),
@@ -184,6 +190,7 @@ def test_a_field_never_inherits_from_itself_through_a_cycle(graph) -> None:
     assert where["partial"] is False
 
 
+@WITH_MEMORY
 def test_tagged_walks_once_from_many_sources(graph) -> None:
     """Three PII sources feeding one another and one sink: each field lists every source that reaches it (never
     itself twice), at the distance of the nearest."""
@@ -200,6 +207,7 @@ def test_tagged_walks_once_from_many_sources(graph) -> None:
 # --- tags and terms that do not propagate --------------------------------------------------------------------------
 
 
+@WITH_MEMORY
 def test_configured_non_propagating_labels_stay_on_their_fields(chain) -> None:
     from fieldgraph.graph import LineageGraph
 
@@ -219,6 +227,7 @@ def test_configured_non_propagating_labels_stay_on_their_fields(chain) -> None:
     assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["PII"]
 
 
+@WITH_MEMORY
 def test_hand_set_tags_that_do_not_propagate(chain) -> None:
     country = sf(SRC, "country")
     now = chain.tag(country, add=["Geo"], propagate=False)

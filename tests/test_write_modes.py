@@ -11,7 +11,7 @@ from fieldgraph.graph import WriteMode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
 
-from .conftest import ds, dump, lineage_event, mcp, schema_event, sf
+from .conftest import WITH_MEMORY, ds, dump, lineage_event, mcp, schema_event, sf
 
 A, B = ds("db.a"), ds("db.b")
 
@@ -24,6 +24,7 @@ def placeholders(graph) -> list[str]:
     return [r["urn"] for r in graph.unresolved()]
 
 
+@WITH_MEMORY
 def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
     writer = graph.writer()
     writer.write(changes(schema_event(A, ["y"], 1), lineage_event(A, [(sf(A, "y"), [sf(B, "x")])], 2)))
