@@ -210,6 +210,8 @@ class MemoryStore(GraphStore):
             self._ids = count()
             self._nodes: dict[int, _Node] = {}
             self._keys: dict[str, dict[Any, _Node]] = {label: {} for label in (*_KEYED, "JobRun")}
+            #: every node marked a placeholder (and maybe some no longer marked): what the cleanups look at
+            self._flagged: dict[int, _Node] = {}
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -234,8 +236,8 @@ class MemoryStore(GraphStore):
 
     def _create(self, label: str, props: Mapping[str, Any] | None = None) -> _Node:
         n = _Node(next(self._ids), label, {})
-        _update(n.props, props)
         self._nodes[n.id] = n
+        self._set(n, props)
         key = _key(label, n.props)
         if key is not None:
             self._keys[label][key] = n
@@ -256,6 +258,7 @@ class MemoryStore(GraphStore):
         for e in [*n.outs(*n.out), *n.ins(*n.inn)]:
             self._unlink(e)
         self._nodes.pop(n.id, None)
+        self._flagged.pop(n.id, None)
         key = _key(n.label, n.props)
         if key is not None and self._keys[n.label].get(key) is n:
             del self._keys[n.label][key]
@@ -292,6 +295,22 @@ class MemoryStore(GraphStore):
         d = self._dataset(urn)
         return [] if d is None else [e.end for e in d.outs("HasField") if e.end.label == "DatasetField"]
 
+    def _set(self, n: _Node, new: Mapping[str, Any] | None) -> None:
+        """``SET n += new`` on a node, noting a placeholder."""
+        _update(n.props, new)
+        if n.props.get("placeholder") is True:
+            self._flagged[n.id] = n
+
+    def _placeholders_of(self, label: str) -> list[_Node]:
+        """The ``label`` nodes marked ``placeholder: true`` (without scanning the others)."""
+        out = []
+        for n in list(self._flagged.values()):
+            if n.props.get("placeholder") is not True:
+                del self._flagged[n.id]
+            elif n.label == label:
+                out.append(n)
+        return out
+
     def _all(self, label: str) -> list[_Node]:
         if label in self._keys:
             return list(self._keys[label].values())
@@ -302,7 +321,7 @@ class MemoryStore(GraphStore):
     def _upsert_datasets(self, p: Mapping[str, Any]) -> list[Row]:
         for row in p["rows"]:
             d, _ = self._merge("Dataset", row["urn"])
-            _update(d.props, row.get("props"))
+            self._set(d, row.get("props"))
         return []
 
     def _set_editable_labels(self, p: Mapping[str, Any]) -> list[Row]:
@@ -346,7 +365,7 @@ class MemoryStore(GraphStore):
             if d is None:
                 continue
             f, _ = self._merge("DatasetField", row["urn"])
-            _update(f.props, row.get("props"))
+            self._set(f, row.get("props"))
             _put(f.props, "since", f.get("since", row.get("at")))
             at = row.get("at")
             for h in self._merge_edge(d, "HasField", f)[0]:
@@ -358,7 +377,7 @@ class MemoryStore(GraphStore):
         for row in p["rows"]:
             f = self._field(row["urn"])
             if f is not None:
-                _update(f.props, row.get("props"))
+                self._set(f, row.get("props"))
         return []
 
     def _set_listed_from(self, p: Mapping[str, Any]) -> list[Row]:
@@ -465,7 +484,7 @@ class MemoryStore(GraphStore):
         for row in p["rows"]:
             d, created = self._merge("Dataset", row["urn"])
             if created:
-                _update(d.props, row.get("props"))
+                self._set(d, row.get("props"))
         return []
 
     def _ensure_fields(self, p: Mapping[str, Any]) -> list[Row]:
@@ -474,7 +493,7 @@ class MemoryStore(GraphStore):
             if d is None:
                 continue
             f, _ = self._merge("DatasetField", row["urn"])
-            _update(f.props, row.get("props"))
+            self._set(f, row.get("props"))
             self._merge_edge(d, "HasField", f)
         return []
 
@@ -485,10 +504,10 @@ class MemoryStore(GraphStore):
                 continue
             f, created = self._merge("DatasetField", row["urn"])
             if created:
-                f.props["placeholder"] = True
+                self._set(f, {"placeholder": True})
             self._merge_edge(d, "HasField", f)
             if f.get("placeholder") is True:
-                _update(f.props, row.get("props"))
+                self._set(f, row.get("props"))
         return []
 
     def _merge_lineage(self, p: Mapping[str, Any], up_label: str) -> list[Row]:
@@ -620,15 +639,15 @@ class MemoryStore(GraphStore):
         return []
 
     def _cleanup_placeholder_fields(self, p: Mapping[str, Any]) -> list[Row]:
-        for f in self._all("DatasetField"):
-            if f.get("placeholder") is True and f.get("declared", False) is False and \
+        for f in self._placeholders_of("DatasetField"):
+            if f.get("declared", False) is False and \
                     not f.outs(*_LINEAGE) and not f.ins(*_LINEAGE):
                 self._delete(f)
         return []
 
     def _cleanup_placeholder_datasets(self, p: Mapping[str, Any]) -> list[Row]:
-        for d in self._all("Dataset"):
-            if d.get("placeholder") is True and not d.outs("HasField") and not d.ins(*_LINEAGE) \
+        for d in self._placeholders_of("Dataset"):
+            if not d.outs("HasField") and not d.ins(*_LINEAGE) \
                     and not d.ins("Read", "Wrote") and all(d.get(k) is None for k in (
                         "upstreamLineageTs", "datasetUpstreamLineageTs", "jobLineageDeletes", "editableTs")):
                 self._delete(d)
@@ -937,9 +956,7 @@ class MemoryStore(GraphStore):
 
     def _stats_1(self, p: Mapping[str, Any]) -> list[Row]:
         n = 0
-        for d in self._all("Dataset"):
-            if d.get("placeholder") is not True:
-                continue
+        for d in self._placeholders_of("Dataset"):
             fields = [e.end for e in d.outs("HasField") if e.end.label == "DatasetField"]
             n += bool(d.ins("DataDerivedFrom") or any(f.outs("DataDerivedFrom") or f.ins("DataDerivedFrom")
                                                       or f.get("declared") is True for f in fields))
@@ -953,8 +970,8 @@ class MemoryStore(GraphStore):
 
     def _holding(self, ambiguous: bool = False) -> list[_Node]:
         """Placeholder fields that hold now (a present edge refers to them, or a job declared them)."""
-        return [f for f in self._all("DatasetField") if f.get("placeholder") is True
-                and (not ambiguous or f.get("ambiguous") is True)
+        return [f for f in self._placeholders_of("DatasetField")
+                if (not ambiguous or f.get("ambiguous") is True)
                 and (f.outs("DataDerivedFrom") or f.ins("DataDerivedFrom") or f.get("declared") is True)]
 
     def _stats_4(self, p: Mapping[str, Any]) -> list[Row]:
