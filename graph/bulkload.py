@@ -32,11 +32,11 @@ import shlex
 import struct
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from fieldgraph.errors import BulkLoadError, GraphNotEmpty
 
@@ -46,6 +46,8 @@ from .store import FalkorStore, GraphStore
 #: characters a Neo4j array may be delimited with: the first one no element holds is used
 ARRAY_DELIMITERS = ("\x1f", "\x1e", "\x1d", "\x1c", "\x07", ";", "|", "\t")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+
+T = TypeVar("T")
 
 ADVICE = ("the bulk load builds a new graph; to add this history to a graph that holds one, stream it "
           "(`fieldgraph backfill` without --bulk), or clear the graph first")
@@ -133,8 +135,8 @@ class Neo4jImport:
 
     def command(self, database: str = "neo4j", **kw: Any) -> str:
         """The shell command a user runs (``neo4j-admin`` of the stopped server's installation)."""
-        args = ["neo4j-admin", "database", "import", "full", "--overwrite-destination", *self.options(**kw),
-                database]
+        args = ["neo4j-admin", "database", "import", "full", database, "--overwrite-destination=true",
+                *self.options(**kw)]
         return " ".join(shlex.quote(a) for a in args)
 
 
@@ -183,12 +185,13 @@ def _all_rows(snapshot: Snapshot) -> Iterator[NodeRow | EdgeRow]:
 
 
 def _check_lists(rows: Iterable[NodeRow | EdgeRow], where: str) -> None:
-    """Neo4j's importer cannot tell an empty list from an absent property, nor keep an empty string inside one."""
+    """Neo4j's importer reads an empty array field as no property: an empty list (or ``[""]``, written the same)
+    cannot be loaded. (``fieldgraph tag`` can leave ``manualTags``/``localTags`` empty; change events do not.)"""
     for row in rows:
         for k, v in row.props.items():
-            if isinstance(v, list) and (not v or any(x == "" for x in v)):
-                raise BulkLoadError(f"property {k!r} of {where} holds {v!r}: Neo4j's importer cannot load an empty "
-                                    "list or an empty string in a list")
+            if isinstance(v, list) and (not v or v == [""]):
+                raise BulkLoadError(f"property {k!r} of {where} holds {v!r}: Neo4j's importer reads it as no "
+                                    "property; stream this graph instead")
 
 
 def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Neo4jImport:
@@ -206,22 +209,21 @@ def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Ne
         by_type.setdefault(e.type, []).append(e)
     for label, nodes in sorted(by_label.items()):
         path = out.folder / f"nodes-{label}.csv"
-        out.multiline |= _write_rows(path, [":ID", ":LABEL"], nodes, f"label {label}", delim,
-                                     lambda n: [str(n.id), label])
+        out.multiline |= _write_rows(path, [":ID", ":LABEL"], nodes, f"label {label}", delim)
         out.nodes[label] = path
         out.node_count += len(nodes)
     for t, edges in sorted(by_type.items()):
         path = out.folder / f"rels-{t}.csv"
         out.multiline |= _write_rows(path, [":START_ID", ":END_ID", ":TYPE"], edges, f"relationship type {t}",
-                                     delim, lambda e: [str(e.start), str(e.end), t])
+                                     delim)
         out.relationships[t] = path
         out.edge_count += len(edges)
     return out
 
 
-def _write_rows(path: Path, fixed: list[str], rows: Sequence[Any], where: str, delim: str,
-                head: Any) -> bool:
-    """One import file; whether some value holds a line break."""
+def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence[EdgeRow], where: str,
+                delim: str) -> bool:
+    """One import file (nodes of one label, or edges of one type); whether some value holds a line break."""
     _check_lists(rows, where)
     types = property_types((r.props for r in rows), where)
     keys = sorted(types)
@@ -230,7 +232,8 @@ def _write_rows(path: Path, fixed: list[str], rows: Sequence[Any], where: str, d
         fh.write(",".join(fixed + [f"{k}:{types[k]}" for k in keys]) + "\n")
         for r in rows:
             props = r.props
-            line = ",".join(head(r) + [_cell(props.get(k), delim) for k in keys])
+            head = [str(r.id), r.label] if isinstance(r, NodeRow) else [str(r.start), str(r.end), r.type]
+            line = ",".join(head + [_cell(props.get(k), delim) for k in keys])
             if "\n" in line or "\r" in line:
                 multiline = True
             fh.write(line + "\n")
@@ -254,17 +257,18 @@ def import_neo4j(files: Neo4jImport, home: str | os.PathLike[str], *, database: 
     home = Path(home).absolute()
     cmd = list(admin or [str(home / "bin" / "neo4j-admin")])
     run_env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(conf_dir or home / "conf"), **(env or {})}
-    args = [*cmd, "database", "import", "full", "--overwrite-destination",
+    # the database first: --nodes and --relationships take several files each, and would take it for one
+    args = [*cmd, "database", "import", "full", database, "--overwrite-destination=true",
             f"--report-file={files.folder / 'import.report'}",
             *files.options(threads=threads, high_parallel_io=high_parallel_io,
-                           max_off_heap_memory=max_off_heap_memory), database]
+                           max_off_heap_memory=max_off_heap_memory)]
     started = time.monotonic()
     try:
         proc = subprocess.run(args, env=run_env, capture_output=True, text=True)
     except OSError as exc:
         raise BulkLoadError(f"cannot run neo4j-admin ({cmd[0]}): {exc}") from exc
     if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
         raise BulkLoadError(f"neo4j-admin database import full failed (exit {proc.returncode}):\n{tail}")
     return time.monotonic() - started
 
@@ -430,11 +434,17 @@ def scratch_store() -> Iterator[GraphStore]:
             store.close()  # stops the server it started
 
 
-def build_snapshot(changes: Iterable[Any], *, batch_events: int = 1000) -> Snapshot:
-    """The graph streaming ``changes`` (in arrival order) gives, as a snapshot: planned and written by the one
-    write path (``LineageGraph.ingest``) into a scratch graph (:func:`scratch_store`)."""
+def build_snapshot(write: Callable[[GraphStore], T]) -> tuple[Snapshot, T]:
+    """The graph a history gives, as a snapshot: ``write(store)`` plans and writes it with the one write path
+    (``LineageGraph.ingest``, or the backfill's stages) into a scratch graph (:func:`scratch_store`); returns the
+    snapshot and what ``write`` returned."""
+    with scratch_store() as store:
+        result = write(store)
+        return store.snapshot(), result
+
+
+def stream_snapshot(changes: Iterable[Any], *, batch_events: int = 1000) -> Snapshot:
+    """The snapshot of the graph streaming ``changes`` (in arrival order, ``LineageGraph.ingest``) gives."""
     from .lineage import LineageGraph
 
-    with scratch_store() as store:
-        LineageGraph(store).ingest(changes, batch_events=batch_events)
-        return store.snapshot()
+    return build_snapshot(lambda store: LineageGraph(store).ingest(changes, batch_events=batch_events))[0]
