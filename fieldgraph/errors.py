@@ -215,8 +215,8 @@ class EmitError(FieldgraphError):
 
 
 __all__ = [
-    "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError", "EventError", "FieldPathError",
-    "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused", "GraphURIError", "GraphUnavailable", "InputError",
-    "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError",
-    "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require",
+    "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError", "EventError",
+    "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused", "GraphURIError",
+    "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout",
+    "SchemaNormalizationError", "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require"
 ]
