@@ -88,14 +88,19 @@ def property_types(rows: Iterable[Mapping[str, Any]], where: str) -> dict[str, s
     types: dict[str, str] = {}
     for props in rows:
         for k, v in props.items():
-            t = value_type(v, where, k)
+            t = _PLAIN.get(v.__class__) or value_type(v, where, k)  # str and bool need no check
             have = types.get(k)
+            if have == t:
+                continue
             if have is None or have == "[]":
                 types[k] = t
-            elif t != have and not (t == "[]" and have.endswith("[]")):
+            elif not (t == "[]" and have.endswith("[]")):
                 raise BulkLoadError(f"property {k!r} of {where} has values of two types ({have} and {t}): "
                                     "Neo4j's importer types each column; make the values of one type")
     return {k: ("string[]" if t == "[]" else t) for k, t in types.items()}
+
+
+_PLAIN = {str: "string", bool: "boolean"}
 
 
 # --- Neo4j: the import files --------------------------------------------------------------------------------
@@ -152,14 +157,18 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
-def _cell(v: Any, delim: str) -> str:
+def _cell(v: Any, delim: str, where: str) -> str:
     """One CSV field: strings and arrays always quoted (an unquoted empty field is an absent property; a quoted
     one an empty string), numbers and booleans bare."""
+    cls = v.__class__
+    if cls is str:
+        return '"' + str(v).replace('"', '""') + '"'
     if v is None:
         return ""
-    if isinstance(v, str):
-        return _quoted(v)
-    if isinstance(v, list):
+    if cls is list:
+        if not v or v == [""]:  # the importer reads both as no property
+            raise BulkLoadError(f"{where} holds {v!r}: Neo4j's importer reads it as no property; stream this graph "
+                                "instead")
         return _quoted(delim.join(x if isinstance(x, str) else _scalar(x) for x in v))
     return _scalar(v)
 
@@ -182,16 +191,6 @@ def _array_delimiter(snapshot: Snapshot) -> str:
 def _all_rows(snapshot: Snapshot) -> Iterator[NodeRow | EdgeRow]:
     yield from snapshot.nodes
     yield from snapshot.edges
-
-
-def _check_lists(rows: Iterable[NodeRow | EdgeRow], where: str) -> None:
-    """Neo4j's importer reads an empty array field as no property: an empty list (or ``[""]``, written the same)
-    cannot be loaded. (``fieldgraph tag`` can leave ``manualTags``/``localTags`` empty; change events do not.)"""
-    for row in rows:
-        for k, v in row.props.items():
-            if isinstance(v, list) and (not v or v == [""]):
-                raise BulkLoadError(f"property {k!r} of {where} holds {v!r}: Neo4j's importer reads it as no "
-                                    "property; stream this graph instead")
 
 
 def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Neo4jImport:
@@ -224,7 +223,6 @@ def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Ne
 def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence[EdgeRow], where: str,
                 delim: str) -> bool:
     """One import file (nodes of one label, or edges of one type); whether some value holds a line break."""
-    _check_lists(rows, where)
     types = property_types((r.props for r in rows), where)
     keys = sorted(types)
     multiline = False
@@ -233,7 +231,8 @@ def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence
         for r in rows:
             props = r.props
             head = [str(r.id), r.label] if isinstance(r, NodeRow) else [str(r.start), str(r.end), r.type]
-            line = ",".join(head + [_cell(props.get(k), delim) for k in keys])
+            line = ",".join(head + [_cell(props.get(k), delim, f"property {k!r} of {where}") if k in props else ""
+                                    for k in keys])
             if "\n" in line or "\r" in line:
                 multiline = True
             fh.write(line + "\n")
@@ -319,56 +318,70 @@ def falkordb_bulk_commands(snapshot: Snapshot, max_bytes: int = BULK_BYTES) -> I
     with ``BEGIN``; each is ``nodes, edges, label tokens, type tokens, tokens...``, a token a label's (or a
     type's) header and its entities. Nodes go first; FalkorDB numbers them in the order sent, which edges refer
     to (as ``=QQ`` start and end)."""
-    by_label: dict[str, list[NodeRow]] = {}
-    for n in snapshot.nodes:
-        by_label.setdefault(n.label, []).append(n)
-    by_type: dict[str, list[EdgeRow]] = {}
-    for e in snapshot.edges:
-        by_type.setdefault(e.type, []).append(e)
-    number: dict[int, int] = {}
-    batch: _BulkBatch = _BulkBatch()
-    for label, nodes in sorted(by_label.items()):
-        keys = sorted({k for n in nodes for k in n.props})
-        head = _header(label, keys)
-        token: list[bytes] = [head]
-        size = len(head)
-        for n in nodes:
-            number[n.id] = len(number)
-            row = b"".join(_pack(n.props.get(k), f"{label}.{k}") for k in keys)
-            token.append(row)
-            size += len(row)
-            batch.nodes += 1
-            if batch.size + size >= max_bytes:
-                batch.labels.append(b"".join(token))
-                yield batch.args()
-                batch = _BulkBatch(begun=True)
-                token, size = [head], len(head)
-        if len(token) > 1:
-            batch.labels.append(b"".join(token))
-            batch.size += size
-    for t, edges in sorted(by_type.items()):
-        keys = sorted({k for e in edges for k in e.props})
-        head = _header(t, keys)
-        token, size = [head], len(head)
-        for e in edges:
-            try:
-                ends = struct.pack("=QQ", number[e.start], number[e.end])
-            except KeyError as exc:
-                raise BulkLoadError(f"a {t} edge refers to node {exc.args[0]}, not in the snapshot") from exc
-            row = ends + b"".join(_pack(e.props.get(k), f"{t}.{k}") for k in keys)
-            token.append(row)
-            size += len(row)
-            batch.edges += 1
-            if batch.size + size >= max_bytes:
-                batch.types.append(b"".join(token))
-                yield batch.args()
-                batch = _BulkBatch(begun=True)
-                token, size = [head], len(head)
-        if len(token) > 1:
-            batch.types.append(b"".join(token))
-            batch.size += size
+    labels = sorted(_grouped(snapshot.nodes, "label").items())
+    types = sorted(_grouped(snapshot.edges, "type").items())
+    packer = _Packer({n.id: i for i, n in enumerate(n for _, nodes in labels for n in nodes)})
+    batch = _BulkBatch()
+    for edges, groups in ((False, labels), (True, types)):
+        for name, rows in groups:
+            keys = sorted({k for r in rows for k in r.props})
+            head = _header(name, keys)
+            token, size = [head], len(head)
+            for r in rows:
+                row = packer.row(r, name, keys)
+                token.append(row)
+                size += len(row)
+                batch.edges += edges
+                batch.nodes += not edges
+                if batch.size + size >= max_bytes:
+                    batch.add(edges, token, size)
+                    yield batch.args()
+                    batch = _BulkBatch(begun=True)
+                    token, size = [head], len(head)
+            if len(token) > 1:
+                batch.add(edges, token, size)
     if batch.nodes or batch.edges or not batch.begun:
         yield batch.args()
+
+
+def _grouped(rows: Sequence[Any], attr: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in rows:
+        out.setdefault(getattr(r, attr), []).append(r)
+    return out
+
+
+class _Packer:
+    """Rows in GRAPH.BULK's format, the values that repeat (all but lists and long strings) packed once."""
+
+    def __init__(self, number: dict[int, int]) -> None:
+        self.number = number  # the snapshot's node ids -> the order FalkorDB creates the nodes in
+        self.memo: dict[tuple[type, Any], bytes] = {}
+
+    def value(self, v: Any, where: str) -> bytes:
+        cls = v.__class__
+        if cls is list or cls is str and len(v) > 40:
+            return _pack(v, where)
+        key = (cls, v)
+        packed = self.memo.get(key)
+        if packed is None:
+            packed = self.memo[key] = _pack(v, where)
+        return packed
+
+    def row(self, r: NodeRow | EdgeRow, name: str, keys: Sequence[str]) -> bytes:
+        props = r.props
+        try:
+            values = b"".join([self.value(props.get(k), name) for k in keys])
+        except BulkLoadError:
+            for k in keys:  # the same error, naming the property
+                _pack(props.get(k), f"{name}.{k}")
+            raise
+        if isinstance(r, NodeRow):
+            return values
+        try:
+            return struct.pack("=QQ", self.number[r.start], self.number[r.end]) + values
+        except KeyError as exc:
+            raise BulkLoadError(f"a {name} edge refers to node {exc.args[0]}, not in the snapshot") from exc
 
 
 @dataclass
@@ -379,6 +392,10 @@ class _BulkBatch:
     size: int = 0
     labels: list[bytes] = field(default_factory=list)
     types: list[bytes] = field(default_factory=list)
+
+    def add(self, edges: bool, token: list[bytes], size: int) -> None:
+        (self.types if edges else self.labels).append(b"".join(token))
+        self.size += size
 
     def args(self) -> list[Any]:
         head: list[Any] = [] if self.begun else ["BEGIN"]

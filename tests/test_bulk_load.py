@@ -303,35 +303,23 @@ def test_backfill_bulk_into_falkordb_is_the_backfill(spark, falkordb_graphs, tmp
         run_backfill(BackfillOptions([str(p) for p in files], graph=bulked.uri, bulk=True, **opts), spark=spark)
 
 
-def test_backfill_bulk_for_neo4j_prints_the_command_or_imports(spark, neo4j_server, falkordb_graphs,
-                                                                   tmp_path) -> None:
+def test_backfill_bulk_into_a_stopped_neo4j_home_imports(spark, falkordb_graphs, tmp_path) -> None:
+    """--neo4j-home: a stopped installation without a database yet: the import runs in the backfill."""
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
-    from fieldgraph.ingest.cli import app
 
     from .services import Neo4jServer
 
     files = _history_files(tmp_path)
-    with open_store(neo4j_server.uri) as store:
-        store.clear()
-    # the server runs: the graph is checked empty, the files written, the command printed
-    res = CliRunner().invoke(app, ["backfill", *map(str, files), "--bulk", "--graph", neo4j_server.uri,
-                                   "--bulk-dir", str(tmp_path / "csv"), "--rejects", str(tmp_path / "rej"),
-                                   "--master", "local[2]", "--partitions", "2"])
-    assert res.exit_code == 3, res.output  # 3: the history has bad lines
-    assert "neo4j-admin database import full neo4j --overwrite-destination=true" in " ".join(res.output.split())
-    assert (tmp_path / "csv" / "nodes-DatasetField.csv").exists()
-
-    # --neo4j-home: a stopped installation without a database yet: the import runs here
     fresh = Neo4jServer(tmp_path / "fresh")
     fresh._configure()
     streamed = falkordb_graphs.new()
-    opts = dict(partitions=4, batch_size=50, rejects=str(tmp_path / "rej2"))
+    opts = dict(partitions=4, batch_size=50, rejects=str(tmp_path / "rej"))
     run_backfill(BackfillOptions([str(p) for p in files], graph=streamed.uri, **opts), spark=spark)
     report = run_backfill(BackfillOptions([str(p) for p in files], graph=fresh.uri, bulk=True,
-                                          bulk_dir=str(tmp_path / "csv2"), neo4j_home=str(fresh.home),
+                                          bulk_dir=str(tmp_path / "csv"), neo4j_home=str(fresh.home),
                                           neo4j_admin=" ".join(json.dumps(a) for a in admin_tool()), **opts),
                           spark=spark).to_json()
-    assert report["bulk"]["imported"] is True
+    assert report["bulk"]["imported"] is True and report["graph"] == streamed.stats()
     fresh.start()
     try:
         with LineageGraph(open_store(fresh.uri)) as imported:
@@ -342,3 +330,22 @@ def test_backfill_bulk_for_neo4j_prints_the_command_or_imports(spark, neo4j_serv
                                          neo4j_home=str(fresh.home), **opts), spark=spark)
     finally:
         fresh.stop()
+
+
+def test_backfill_bulk_for_a_running_neo4j_prints_the_command(neo4j_server, tmp_path) -> None:
+    """The server runs: the graph is checked empty, the files written and the command printed. (Last in the module:
+    the command's own Spark session is the module's, which it stops at the end.)"""
+    from fieldgraph.ingest.cli import app
+
+    files = _history_files(tmp_path)
+    with open_store(neo4j_server.uri) as store:
+        store.clear()
+    args = ["backfill", *map(str, files), "--bulk", "--graph", neo4j_server.uri, "--bulk-dir", str(tmp_path / "csv"),
+            "--rejects", str(tmp_path / "rej"), "--master", "local[2]", "--partitions", "2"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 3, res.output  # 3: the history has bad lines
+    assert "neo4j-admin database import full neo4j --overwrite-destination=true" in " ".join(res.output.split())
+    assert "stop the Neo4j server" in res.output
+    assert (tmp_path / "csv" / "nodes-DatasetField.csv").exists()
+    with open_store(neo4j_server.uri) as store:  # nothing written to the live graph
+        assert store.snapshot().nodes == []
