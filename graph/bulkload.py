@@ -252,6 +252,11 @@ def import_neo4j(files: Neo4jImport, home: str | os.PathLike[str], *, database: 
     ``HOME/bin/neo4j-admin``; e.g. ``java -cp JARS org.neo4j.cli.AdminTool``). The caller has made sure the
     database is empty or unwanted (:func:`check_empty` before stopping the server). Returns the seconds it took.
 
+    Speed: ``threads`` (``--threads``, default every core the JVM sees: on 2 cores, 2), ``high_parallel_io``
+    (``on`` for SSDs: the importer reads and writes with parallel I/O instead of guessing from the environment),
+    ``max_off_heap_memory`` (its caches and id maps live off-heap; default 90% of the machine's memory, give a
+    figure on a shared machine). The JVM heap of ``neo4j-admin`` is ``HEAP_SIZE`` (1 GB is what it asks for);
+    ``--multiline-fields`` is on only when some string holds a line break (it disables parallel parsing).
     After the server starts, ``store.ensure_schema()`` creates the constraints and indexes."""
     home = Path(home).absolute()
     cmd = list(admin or [str(home / "bin" / "neo4j-admin")])
