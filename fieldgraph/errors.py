@@ -22,7 +22,9 @@
     │   ├── GraphRefused                 the store refused a statement or its parameters: permanent
     │   ├── QueryTimeout                 a read went over its time budget
     │   ├── NotFoundError (LookupError)  a field or dataset the user named is not in the graph
-    │   └── AmbiguousReferenceError      a name that matches several fields
+    │   ├── AmbiguousReferenceError      a name that matches several fields
+    │   └── BulkLoadError                a bulk import that cannot run or failed (a value it cannot hold)
+    │       └── GraphNotEmpty            the bulk load's target already holds a graph
     ├── WorkerError                      the Kafka worker cannot go on (fatal broker error, DLQ refuses)
     └── EmitError                        the emitter could not deliver
 
@@ -187,6 +189,15 @@ class AmbiguousReferenceError(GraphError, LookupError):
         super().__init__(f"{ref!r} matches {len(candidates)} fields; name one of: " + ", ".join(candidates))
 
 
+class BulkLoadError(GraphError):
+    """A bulk import (``fieldgraph.graph.bulkload``) that cannot take the graph (a property with values of
+    several types, a value the importer cannot hold) or whose importer failed: permanent."""
+
+
+class GraphNotEmpty(BulkLoadError):
+    """The bulk load builds a new graph and its target already holds one: stream instead, or clear it first."""
+
+
 # --- the processes ----------------------------------------------------------------------------------
 
 
@@ -204,8 +215,8 @@ class EmitError(FieldgraphError):
 
 
 __all__ = [
-    "AmbiguousReferenceError", "CdapLineageError", "ConfigError", "EmitError", "EventError", "FieldPathError",
-    "FieldgraphError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable", "InputError",
-    "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout", "SchemaNormalizationError",
-    "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require",
+    "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError", "EventError",
+    "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused", "GraphURIError",
+    "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout",
+    "SchemaNormalizationError", "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require"
 ]

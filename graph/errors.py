@@ -2,7 +2,9 @@
 
 from fieldgraph.errors import (
     AmbiguousReferenceError,
+    BulkLoadError,
     GraphError,
+    GraphNotEmpty,
     GraphRefused,
     GraphUnavailable,
     GraphURIError,
@@ -17,5 +19,5 @@ class AOFDamaged(GraphError):
     can be kept. Not transient: retrying does not help."""
 
 
-__all__ = ["AOFDamaged", "AmbiguousReferenceError", "GraphError", "GraphRefused", "GraphURIError", "GraphUnavailable",
-           "NotFoundError", "QueryTimeout"]
+__all__ = ["AOFDamaged", "AmbiguousReferenceError", "BulkLoadError", "GraphError", "GraphNotEmpty", "GraphRefused",
+           "GraphURIError", "GraphUnavailable", "NotFoundError", "QueryTimeout"]

@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import pickle
+import shlex
 import sys
 import threading
 import time
@@ -43,6 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import parse_qs, urlsplit
 
 from fieldgraph.changes import (
     QUERY_PROPERTIES,
@@ -53,8 +55,17 @@ from fieldgraph.changes import (
     DataJobChange,
     DatasetDelete,
 )
-from fieldgraph.errors import FieldgraphError, InputError, TransientError
-from fieldgraph.graph import GraphStore, WriteMode, Writer
+from fieldgraph.errors import FieldgraphError, GraphNotEmpty, InputError, TransientError
+from fieldgraph.graph import FalkorStore, GraphStore, LineageGraph, WriteMode, Writer
+from fieldgraph.graph.bulkload import (
+    ADVICE,
+    build_snapshot,
+    check_empty,
+    import_neo4j,
+    load_falkordb,
+    write_neo4j_import,
+)
+from fieldgraph.graph.snapshot import Snapshot
 from fieldgraph.graph.write import chunks, one_version_each
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
@@ -69,6 +80,8 @@ DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
 FIRST_STAGE = (SCHEMA_METADATA, QUERY_PROPERTIES)
 #: datasets planned and written per graph round trip in the executors
 DATASETS_PER_CHUNK = 500
+DEFAULT_BULK_DIR = ".fieldgraph/bulk-import"
+NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 class BackfillError(InputError):
@@ -346,17 +359,23 @@ def write_changes(groups: Iterable[tuple[str, list[Change]]], config: GraphConfi
     counts: Counter[str] = Counter()
     refusals: list[str] = []
     with _backfill_writer(config, batch_size) as writer:
-        for chunk in chunks(groups, DATASETS_PER_CHUNK):
-            changes = [c for _, cs in chunk for c in cs]
-            jobs = [c for c in changes if isinstance(c, DataJobChange)]
-            if len(jobs) < len(changes):
-                _write(writer, [c for c in changes if not isinstance(c, DataJobChange)], counts, refusals)
-            # a data job's versions replace each other wherever its edges are: one version of each job per plan, in
-            # arrival order, as the worker writes them (the planner replays no job timeline)
-            for _, run in one_version_each([[c] for c in jobs]):
-                _write(writer, [c for cs in run for c in cs], counts, refusals)
-            counts["aspects"] += len(chunk)
+        write_groups(writer, groups, counts, refusals)
     yield dict(counts), refusals
+
+
+def write_groups(writer: Writer, groups: Iterable[tuple[str, list[Change]]], counts: Counter[str],
+                 refusals: list[str]) -> None:
+    """Write (dataset, changes) groups with ``writer``, a chunk of datasets per plan; counts and refusals added."""
+    for chunk in chunks(groups, DATASETS_PER_CHUNK):
+        changes = [c for _, cs in chunk for c in cs]
+        jobs = [c for c in changes if isinstance(c, DataJobChange)]
+        if len(jobs) < len(changes):
+            _write(writer, [c for c in changes if not isinstance(c, DataJobChange)], counts, refusals)
+        # a data job's versions replace each other wherever its edges are: one version of each job per plan, in
+        # arrival order, as the worker writes them (the planner replays no job timeline)
+        for _, run in one_version_each([[c] for c in jobs]):
+            _write(writer, [c for cs in run for c in cs], counts, refusals)
+        counts["aspects"] += len(chunk)
 
 
 def _refusal(change: Change, exc: Exception) -> Reject:
@@ -387,6 +406,14 @@ class BackfillOptions:
     graph_config: GraphConfig | None = None
     #: how OpenLineage namespaces map to platforms (None: ``$FIELDGRAPH_OPENLINEAGE_PLATFORMS`` or the defaults)
     platforms: PlatformMapping | None = None
+    #: plan the history into the in-memory store and bulk-import its snapshot into the (empty) target
+    bulk: bool = False
+    #: Neo4j: where the import files go
+    bulk_dir: str = DEFAULT_BULK_DIR
+    #: Neo4j: the STOPPED server's installation to import into (None: write the files, print the command)
+    neo4j_home: str | None = None
+    #: Neo4j: the command that is ``neo4j-admin`` (default ``NEO4J_HOME/bin/neo4j-admin``)
+    neo4j_admin: str | None = None
 
 
 @dataclass
@@ -399,6 +426,8 @@ class BackfillReport:
     seconds: float = 0.0
     graph: dict[str, int] = field(default_factory=dict)
     spark_ui: str | None = None
+    #: what the bulk load did (None: the graph was written by the executors)
+    bulk: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         c, s, lin = self.counts, self.schema_counts, self.lineage_counts
@@ -420,6 +449,7 @@ class BackfillReport:
             "refusedAtWrite": w["refusedAtWrite"], "rejectsPath": self.rejects_path, "seconds": round(self.seconds, 3),
             "eventsPerSecond": round(c["events"] / self.seconds, 1) if self.seconds else None,
             "sparkUI": self.spark_ui, "graph": self.graph,
+            **({"bulk": self.bulk} if self.bulk is not None else {}),
         }
 
 
@@ -488,10 +518,11 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
     if not _is_uri(opts.rejects):  # rejected events may hold what should not be shared: a private folder
         Path(opts.rejects).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = opts.graph_config or GraphConfig.from_env(uri=opts.graph, name=opts.graph_name)
-    g = config.open(batch_size=opts.batch_size)  # the driver keeps it up
+    bulk = BulkTarget.open(config, opts) if opts.bulk else None  # refuses a graph that is not empty, before any work
+    g = None if bulk is not None else config.open(batch_size=opts.batch_size)  # the driver keeps it up
     own_spark = spark is None
     try:
-        target = executor_graph(config, g.store)
+        target = executor_graph(config, g.store) if g is not None else config
         spark = spark or spark_session(opts.master, opts.spark_conf)
         sc = spark.sparkContext
         report.spark_ui = sc.uiWebUrl
@@ -516,38 +547,136 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 spark.createDataFrame(rej, "value string").coalesce(1).write.mode("append").text(opts.rejects)
                 report.rejects_path = opts.rejects
 
-            prog.set_phase("2/3 writing schemas (datasets, fields) and queries")
             changes = reduced.filter(lambda kv: kv[1].kind == CHANGES)
             schemas = changes.filter(lambda kv: kv[0][1] in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
-            refused: list[str] = []
-            for c, r in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
-                report.schema_counts.update(c)
-                refused += r
-            if report.schema_counts["placeholderMoves"]:
-                g.writer().cleanup_placeholders()
-
-            prog.set_phase("3/3 resolving and writing lineage")
             lineage = changes.filter(lambda kv: kv[0][1] not in FIRST_STAGE) \
                 .map(lambda kv: (kv[0][0], kv[1].payload)).partitionBy(parts) \
                 .mapValues(pickle.loads)
-            for c, r in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
-                report.lineage_counts.update(c)
-                refused += r
+            refused: list[str] = []
+            if bulk is not None:
+                prog.set_phase("2/3 planning the history in memory")
+                snapshot, (s_counts, l_counts, refused, report.graph) = build_snapshot(
+                    lambda store: plan_stages(store, schemas.collect(), lineage.collect(), batch))
+                report.schema_counts.update(s_counts)
+                report.lineage_counts.update(l_counts)
+                prog.set_phase("3/3 bulk-importing the graph")
+                report.bulk = bulk.load(snapshot)
+            else:
+                assert g is not None
+                prog.set_phase("2/3 writing schemas (datasets, fields) and queries")
+                for c, r in schemas.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
+                    report.schema_counts.update(c)
+                    refused += r
+                if report.schema_counts["placeholderMoves"]:
+                    g.writer().cleanup_placeholders()
+
+                prog.set_phase("3/3 resolving and writing lineage")
+                for c, r in lineage.mapPartitions(lambda it: write_changes(it, target, batch)).collect():
+                    report.lineage_counts.update(c)
+                    refused += r
+                prog.set_phase("cleaning up placeholders")
+                g.writer().cleanup_placeholders()
             if refused:
                 spark.createDataFrame([(line,) for line in refused], "value string").coalesce(1).write \
                     .mode("append").text(opts.rejects)
                 report.rejects_path = opts.rejects
-            prog.set_phase("cleaning up placeholders")
-            g.writer().cleanup_placeholders()
             reduced.unpersist()
-        report.graph = g.stats()
+        if g is not None:
+            report.graph = g.stats()
     finally:
-        g.close()
+        if g is not None:
+            g.close()
+        if bulk is not None:
+            bulk.close()
         if own_spark and spark is not None:
             spark.stop()
     report.seconds = time.monotonic() - started
     return report
+
+
+# --- the bulk backfill: the history planned in memory, its snapshot imported -------------------------------
+
+
+def plan_stages(store: GraphStore, schemas: Sequence[tuple[str, list[Change]]],
+                lineage: Sequence[tuple[str, list[Change]]], batch_size: int
+                ) -> tuple[Counter[str], Counter[str], list[str], dict[str, int]]:
+    """Stages 2 and 3 on the driver, into ``store`` (the in-memory store): what the executors write, in the same
+    order (schemas, placeholder cleanup, lineage, cleanup). Returns the schema and lineage counts, the refusals
+    and the graph's stats."""
+    store.batch_size = batch_size
+    writer = Writer(store, WriteMode.BACKFILL)
+    s_counts: Counter[str] = Counter()
+    l_counts: Counter[str] = Counter()
+    refused: list[str] = []
+    write_groups(writer, schemas, s_counts, refused)
+    if s_counts["placeholderMoves"]:
+        writer.cleanup_placeholders()
+    write_groups(writer, lineage, l_counts, refused)
+    writer.cleanup_placeholders()
+    return s_counts, l_counts, refused, LineageGraph(store).stats()
+
+
+def _is_neo4j(uri: str) -> bool:
+    return "://" in uri and uri.split("://", 1)[0].lower() in NEO4J_SCHEMES
+
+
+class BulkTarget:
+    """Where a bulk backfill's graph goes, checked to be empty before any work (:class:`GraphNotEmpty`).
+
+    FalkorDB (embedded or a server): GRAPH.BULK, then its indexes and constraints. Neo4j: the import files in
+    ``bulk_dir``; with ``neo4j_home`` (the server stopped) the import runs here, else the command is reported for
+    the user to run once they have stopped the server (fieldgraph does not stop a user's database)."""
+
+    def __init__(self, config: GraphConfig, opts: BackfillOptions, graph: LineageGraph | None) -> None:
+        self.config, self.opts, self.graph = config, opts, graph
+        query = parse_qs(urlsplit(config.uri).query) if _is_neo4j(config.uri) else {}
+        self.database = query.get("database", [config.database or "neo4j"])[0]
+
+    @classmethod
+    def open(cls, config: GraphConfig, opts: BackfillOptions) -> BulkTarget:
+        if _is_neo4j(config.uri) and opts.neo4j_home:
+            target = cls(config, opts, None)
+            db = Path(opts.neo4j_home) / "data" / "databases" / target.database
+            if db.exists():  # a stopped server cannot be asked whether it holds a graph, and the import replaces it
+                raise GraphNotEmpty(
+                    f"{db} exists: fieldgraph cannot tell whether the stopped server's database holds a graph, and "
+                    f"the import would replace it. {ADVICE.capitalize()} (with the server stopped, delete {db} and "
+                    f"{Path(opts.neo4j_home) / 'data' / 'transactions' / target.database}), or run without "
+                    "--neo4j-home while the server runs: the empty graph is checked, the files written and the "
+                    "import command printed")
+            return target
+        graph = config.open(batch_size=opts.batch_size, schema=False)
+        try:
+            check_empty(graph.store)
+        except BaseException:
+            graph.close()
+            raise
+        return cls(config, opts, graph)
+
+    def load(self, snapshot: Snapshot) -> dict[str, Any]:
+        """Import ``snapshot``; what was done, for the report."""
+        started = time.monotonic()
+        if self.graph is not None and isinstance(self.graph.store, FalkorStore):
+            nodes, edges = load_falkordb(snapshot, self.graph.store)
+            return {"importer": "GRAPH.BULK", "nodes": nodes, "edges": edges,
+                    "seconds": round(time.monotonic() - started, 3)}
+        files = write_neo4j_import(snapshot, self.opts.bulk_dir)
+        out: dict[str, Any] = {"importer": "neo4j-admin database import full", "files": str(files.folder),
+                               "nodes": files.node_count, "edges": files.edge_count, "database": self.database}
+        if self.opts.neo4j_home:
+            admin = shlex.split(self.opts.neo4j_admin) if self.opts.neo4j_admin else None
+            import_neo4j(files, self.opts.neo4j_home, database=self.database, admin=admin)
+            out["imported"] = True
+        else:
+            out["imported"] = False
+            out["command"] = files.command(self.database)
+        out["seconds"] = round(time.monotonic() - started, 3)
+        return out
+
+    def close(self) -> None:
+        if self.graph is not None:
+            self.graph.close()
 
 
 # --- spark-submit / python -m entry point ------------------------------------------------------------------

@@ -5,6 +5,8 @@ The same command is the job's spark-submit / ``python -m fieldgraph.ingest.backf
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 from rich.text import Text
 
@@ -32,11 +34,22 @@ def backfill_cmd(
     batch: int = typer.Option(2000, "--batch", min=1, help="Rows per graph write."),
     value_column: str = typer.Option("value", "--value-column", help="Avro/Parquet column holding the event JSON."),
     conf: list[str] = typer.Option([], "--conf", help="Extra Spark setting key=value (repeatable)."),
+    bulk: bool = typer.Option(False, "--bulk", help="Build the graph with the store's bulk importer (an EMPTY graph "
+                              "only): the history is planned into an in-memory graph on this machine, then imported "
+                              "(FalkorDB: GRAPH.BULK; Neo4j: neo4j-admin database import full)."),
+    bulk_dir: str = typer.Option(".fieldgraph/bulk-import", "--bulk-dir",
+                                 help="--bulk, Neo4j: folder for the import CSV files."),
+    neo4j_home: str | None = typer.Option(None, "--neo4j-home", help="--bulk, Neo4j: the STOPPED server's "
+                                          "installation to import into (its database must not exist yet); "
+                                          "without it the files are written and the import command printed."),
+    neo4j_admin: str | None = typer.Option(None, "--neo4j-admin", help="--bulk, Neo4j: the neo4j-admin command "
+                                           "(default NEO4J_HOME/bin/neo4j-admin)."),
     as_json: SummaryJson = False,
 ) -> None:
     """Backfill the graph from archived change events with Spark: the graph streaming the same events ends in.
 
     Bad records are counted and added to --rejects with their reason, never fatal (exit 3 when there were any).
+    With --bulk the graph must be empty (README, "Backfill": bulk load).
     """
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
 
@@ -44,7 +57,8 @@ def backfill_cmd(
         require(dependency, "spark", "the backfill")
     opts = BackfillOptions(paths, graph, graph_name, format, master, parse_time(since, "--since"),
                            parse_time(until, "--until"), rejects, partitions, batch, value_column,
-                           parse_pairs(conf, "--conf"))
+                           parse_pairs(conf, "--conf"), bulk=bulk, bulk_dir=bulk_dir, neo4j_home=neo4j_home,
+                           neo4j_admin=neo4j_admin)
     with progress("tasks") as bar:
         task = bar.add_task("starting Spark", total=None)
         seen: set[str] = set()
@@ -62,7 +76,8 @@ def backfill_cmd(
         dump(summary)
         finish(rejected=bad)
         return
-    rows = [(k, v) for k, v in summary.items() if k not in ("graph", "rejectsPath", "sparkUI", "files", "seconds")]
+    rows = [(k, v) for k, v in summary.items()
+            if k not in ("graph", "rejectsPath", "sparkUI", "files", "seconds", "bulk")]
     out.print(count_table(f"backfilled {plural(summary['files'], 'file')}, {plural(summary['events'], 'event')} "
                           f"in {summary['seconds']}s", rows + [(f"graph {k}", v) for k, v in summary["graph"].items()]))
     if summary["rejected"]:
@@ -71,4 +86,23 @@ def backfill_cmd(
     if summary["refusedAtWrite"]:
         out.print(Text(f"{plural(summary['refusedAtWrite'], 'change')} refused when written (logged with its "
                        "origin); the rest was written", style="yellow"))
+    if report.bulk is not None:
+        _say_bulk(report.bulk)
     finish(rejected=bad)
+
+
+def _say_bulk(bulk: dict[str, Any]) -> None:
+    """What the bulk load did; for Neo4j without --neo4j-home, the steps left to the user."""
+    if bulk.get("command") is None:
+        out.print(Text(f"bulk-loaded {plural(bulk['nodes'], 'node')} and {plural(bulk['edges'], 'edge')} with "
+                       f"{bulk['importer']} in {bulk['seconds']}s", style="green"))
+        if bulk.get("imported") and "files" in bulk:
+            out.print(Text("start the Neo4j server: the first fieldgraph command that opens the graph creates its "
+                           "constraints and indexes", style="yellow"))
+        return
+    out.print(Text(f"import files for {plural(bulk['nodes'], 'node')} and {plural(bulk['edges'], 'edge')} written "
+                   f"to {bulk['files']}. To import them:\n"
+                   "  1. stop the Neo4j server (the import replaces the database's files)\n"
+                   f"  2. in its installation folder run:\n     {bulk['command']}\n"
+                   "  3. start the server; the first fieldgraph command that opens the graph (e.g. fieldgraph stats) "
+                   "creates its constraints and indexes", style="yellow"))

@@ -1,0 +1,461 @@
+"""Bulk load: a whole graph (a :class:`~fieldgraph.graph.snapshot.Snapshot`) into an EMPTY store, with the
+store's own importer instead of Cypher writes.
+
+- Neo4j: :func:`write_neo4j_import` writes the CSV files ``neo4j-admin database import full`` reads (one node
+  file per label, one relationship file per type, typed headers); :func:`import_neo4j` runs the importer into a
+  STOPPED server's database (it replaces the database files); after the server starts, ``ensure_schema()``
+  (any ``open_store``) creates the constraints and indexes.
+- FalkorDB: :func:`load_falkordb` sends the graph with ``GRAPH.BULK``, the command ``falkordb-bulk-loader``
+  sends, encoding each value itself. The loader's CSV path is not used because it does not keep every value:
+  it strips whitespace around every string, reads an empty string as no property, and re-infers the type of
+  each array element from its text (``["007", "true"]`` comes back as ``[7, True]``). ``GRAPH.BULK BEGIN``
+  refuses an existing graph key.
+
+Why only an empty store (:class:`GraphNotEmpty` otherwise): the importers build a new graph. Neo4j's replaces
+the database files, so a graph already there would be lost; FalkorDB's numbers the new nodes from 0 and cannot
+refer to nodes already in the graph. And merging a bulk-built graph into a live one would not be what streaming
+the same history gives: the streaming path places each version in time against what the graph already holds
+(past edges, field states, placeholders resolved); two graphs built apart and put side by side would duplicate
+nodes and keep both presents. To add history to a graph that has some, stream it (``fieldgraph backfill``
+without ``--bulk``), or clear the graph first.
+
+Values come back as the streaming path stores them: str, int, float, bool and lists of them, each with its
+type; an absent property stays absent (never null or empty). Neo4j's CSV types each column, so a property of
+one label (or relationship type) with values of two types is refused (:class:`BulkLoadError` naming it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from fieldgraph.errors import BulkLoadError, GraphNotEmpty
+
+from .snapshot import EdgeRow, NodeRow, Snapshot
+from .store import FalkorStore, GraphStore
+
+#: characters a Neo4j array may be delimited with: the first one no element holds is used
+ARRAY_DELIMITERS = ("\x1f", "\x1e", "\x1d", "\x1c", "\x07", ";", "|", "\t")
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+T = TypeVar("T")
+
+ADVICE = ("the bulk load builds a new graph; to add this history to a graph that holds one, stream it "
+          "(`fieldgraph backfill` without --bulk), or clear the graph first")
+
+
+# --- typing the properties ---------------------------------------------------------------------------------
+
+
+def value_type(v: Any, where: str, key: str) -> str:
+    """Neo4j's CSV type of one property value: ``string``, ``long``, ``double``, ``boolean`` or an array of one
+    (``string[]`` ...); ``[]`` for an empty list (its element type comes from the other values)."""
+    if isinstance(v, list):
+        kinds = {value_type(x, where, key) for x in v}
+        if not kinds:
+            return "[]"
+        if len(kinds) > 1 or next(iter(kinds)).endswith("]"):
+            raise BulkLoadError(f"{where}.{key}: a list of mixed or nested values ({sorted(kinds)}) cannot be "
+                                "bulk loaded")
+        return f"{kinds.pop()}[]"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        if not _INT64[0] <= v <= _INT64[1]:
+            raise BulkLoadError(f"{where}.{key}: {v} does not fit a 64-bit integer")
+        return "long"
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise BulkLoadError(f"{where}.{key}: {v} is not a finite number")
+        return "double"
+    if isinstance(v, str):
+        return "string"
+    raise BulkLoadError(f"{where}.{key}: a {type(v).__name__} value cannot be bulk loaded")
+
+
+def property_types(rows: Iterable[Mapping[str, Any]], where: str) -> dict[str, str]:
+    """The one type of each property key of ``rows`` (the props of one label's nodes or one type's edges);
+    :class:`BulkLoadError` naming ``where`` and the key when a key has values of two types."""
+    types: dict[str, str] = {}
+    for props in rows:
+        for k, v in props.items():
+            t = _PLAIN.get(v.__class__) or value_type(v, where, k)  # str and bool need no check
+            have = types.get(k)
+            if have == t:
+                continue
+            if have is None or have == "[]":
+                types[k] = t
+            elif not (t == "[]" and have.endswith("[]")):
+                raise BulkLoadError(f"property {k!r} of {where} has values of two types ({have} and {t}): "
+                                    "Neo4j's importer types each column; make the values of one type")
+    return {k: ("string[]" if t == "[]" else t) for k, t in types.items()}
+
+
+_PLAIN = {str: "string", bool: "boolean"}
+
+
+# --- Neo4j: the import files --------------------------------------------------------------------------------
+
+
+@dataclass
+class Neo4jImport:
+    """The files of one ``neo4j-admin database import full`` and the options they need."""
+
+    folder: Path
+    nodes: dict[str, Path] = field(default_factory=dict)
+    relationships: dict[str, Path] = field(default_factory=dict)
+    array_delimiter: str = ARRAY_DELIMITERS[0]
+    #: some string holds a line break: the importer must read fields over several lines (slower)
+    multiline: bool = False
+    node_count: int = 0
+    edge_count: int = 0
+
+    def options(self, *, threads: int | None = None, high_parallel_io: str = "on",
+                max_off_heap_memory: str | None = None) -> list[str]:
+        """The importer's options for these files (without the database name)."""
+        delim = self.array_delimiter
+        opts = [
+            "--id-type=integer",
+            f"--array-delimiter={delim if delim.isprintable() and delim != ' ' else f'U+{ord(delim):04X}'}",
+            f"--multiline-fields={'true' if self.multiline else 'false'}",
+            "--bad-tolerance=0", "--skip-bad-relationships=false", "--skip-duplicate-nodes=false",
+            "--trim-strings=false", "--ignore-empty-strings=false", f"--high-parallel-io={high_parallel_io}",
+        ]
+        if threads:
+            opts.append(f"--threads={threads}")
+        if max_off_heap_memory:
+            opts.append(f"--max-off-heap-memory={max_off_heap_memory}")
+        opts += [f"--nodes={label}={path}" for label, path in sorted(self.nodes.items())]
+        opts += [f"--relationships={t}={path}" for t, path in sorted(self.relationships.items())]
+        return opts
+
+    def command(self, database: str = "neo4j", **kw: Any) -> str:
+        """The shell command a user runs (``neo4j-admin`` of the stopped server's installation)."""
+        args = ["neo4j-admin", "database", "import", "full", database, "--overwrite-destination=true",
+                *self.options(**kw)]
+        return " ".join(shlex.quote(a) for a in args)
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _scalar(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def _cell(v: Any, delim: str, where: str) -> str:
+    """One CSV field: strings and arrays always quoted (an unquoted empty field is an absent property; a quoted
+    one an empty string), numbers and booleans bare."""
+    cls = v.__class__
+    if cls is str:
+        return '"' + str(v).replace('"', '""') + '"'
+    if v is None:
+        return ""
+    if cls is list:
+        if not v or v == [""]:  # the importer reads both as no property
+            raise BulkLoadError(f"{where} holds {v!r}: Neo4j's importer reads it as no property; stream this graph "
+                                "instead")
+        return _quoted(delim.join(x if isinstance(x, str) else _scalar(x) for x in v))
+    return _scalar(v)
+
+
+def _array_delimiter(snapshot: Snapshot) -> str:
+    """The first of :data:`ARRAY_DELIMITERS` no list element holds (Neo4j splits arrays on it, unescaped)."""
+    used: set[str] = set()
+    for row in _all_rows(snapshot):
+        for v in row.props.values():
+            if isinstance(v, list):
+                for x in v:
+                    if isinstance(x, str):
+                        used.update(c for c in ARRAY_DELIMITERS if c in x)
+    for c in ARRAY_DELIMITERS:
+        if c not in used:
+            return c
+    raise BulkLoadError("every array delimiter Neo4j's importer could use appears inside some list element")
+
+
+def _all_rows(snapshot: Snapshot) -> Iterator[NodeRow | EdgeRow]:
+    yield from snapshot.nodes
+    yield from snapshot.edges
+
+
+def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Neo4jImport:
+    """The CSV files of ``neo4j-admin database import full`` for ``snapshot``, in ``folder``: ``nodes-<Label>.csv``
+    (``:ID`` the snapshot's node id, ``:LABEL``, one typed column per property) and ``rels-<TYPE>.csv``
+    (``:START_ID``, ``:END_ID``, ``:TYPE``, properties)."""
+    out = Neo4jImport(Path(folder).absolute())
+    out.folder.mkdir(parents=True, exist_ok=True)
+    delim = out.array_delimiter = _array_delimiter(snapshot)
+    by_label: dict[str, list[NodeRow]] = {}
+    for n in snapshot.nodes:
+        by_label.setdefault(n.label, []).append(n)
+    by_type: dict[str, list[EdgeRow]] = {}
+    for e in snapshot.edges:
+        by_type.setdefault(e.type, []).append(e)
+    for label, nodes in sorted(by_label.items()):
+        path = out.folder / f"nodes-{label}.csv"
+        out.multiline |= _write_rows(path, [":ID", ":LABEL"], nodes, f"label {label}", delim)
+        out.nodes[label] = path
+        out.node_count += len(nodes)
+    for t, edges in sorted(by_type.items()):
+        path = out.folder / f"rels-{t}.csv"
+        out.multiline |= _write_rows(path, [":START_ID", ":END_ID", ":TYPE"], edges, f"relationship type {t}",
+                                     delim)
+        out.relationships[t] = path
+        out.edge_count += len(edges)
+    return out
+
+
+def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence[EdgeRow], where: str,
+                delim: str) -> bool:
+    """One import file (nodes of one label, or edges of one type); whether some value holds a line break."""
+    types = property_types((r.props for r in rows), where)
+    keys = sorted(types)
+    multiline = False
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write(",".join(fixed + [f"{k}:{types[k]}" for k in keys]) + "\n")
+        for r in rows:
+            props = r.props
+            head = [str(r.id), r.label] if isinstance(r, NodeRow) else [str(r.start), str(r.end), r.type]
+            line = ",".join(head + [_cell(props.get(k), delim, f"property {k!r} of {where}") if k in props else ""
+                                    for k in keys])
+            if "\n" in line or "\r" in line:
+                multiline = True
+            fh.write(line + "\n")
+    return multiline
+
+
+# --- Neo4j: running the importer ------------------------------------------------------------------------------
+
+
+def import_neo4j(files: Neo4jImport, home: str | os.PathLike[str], *, database: str = "neo4j",
+                 admin: Sequence[str] | None = None, conf_dir: str | os.PathLike[str] | None = None,
+                 threads: int | None = None, max_off_heap_memory: str | None = None,
+                 high_parallel_io: str = "on", env: Mapping[str, str] | None = None) -> float:
+    """Run ``neo4j-admin database import full --overwrite-destination`` of ``files`` into ``database`` of the
+    Neo4j installation ``home``, whose server must be STOPPED (Community Edition cannot stop or create a database
+    online; the import replaces its files). ``admin``: the command that is ``neo4j-admin`` (default
+    ``HOME/bin/neo4j-admin``; e.g. ``java -cp JARS org.neo4j.cli.AdminTool``). The caller has made sure the
+    database is empty or unwanted (:func:`check_empty` before stopping the server). Returns the seconds it took.
+
+    Speed: ``threads`` (``--threads``, default every core the JVM sees: on 2 cores, 2), ``high_parallel_io``
+    (``on`` for SSDs: the importer reads and writes with parallel I/O instead of guessing from the environment),
+    ``max_off_heap_memory`` (its caches and id maps live off-heap; default 90% of the machine's memory, give a
+    figure on a shared machine). The JVM heap of ``neo4j-admin`` is ``HEAP_SIZE`` (1 GB is what it asks for);
+    ``--multiline-fields`` is on only when some string holds a line break (it disables parallel parsing).
+    After the server starts, ``store.ensure_schema()`` creates the constraints and indexes."""
+    home = Path(home).absolute()
+    cmd = list(admin or [str(home / "bin" / "neo4j-admin")])
+    run_env = {**os.environ, "NEO4J_HOME": str(home), "NEO4J_CONF": str(conf_dir or home / "conf"), **(env or {})}
+    # the database first: --nodes and --relationships take several files each, and would take it for one
+    args = [*cmd, "database", "import", "full", database, "--overwrite-destination=true",
+            f"--report-file={files.folder / 'import.report'}",
+            *files.options(threads=threads, high_parallel_io=high_parallel_io,
+                           max_off_heap_memory=max_off_heap_memory)]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(args, env=run_env, capture_output=True, text=True)
+    except OSError as exc:
+        raise BulkLoadError(f"cannot run neo4j-admin ({cmd[0]}): {exc}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-40:])
+        raise BulkLoadError(f"neo4j-admin database import full failed (exit {proc.returncode}):\n{tail}")
+    return time.monotonic() - started
+
+
+def check_empty(store: GraphStore) -> None:
+    """:class:`GraphNotEmpty` unless ``store`` holds no node (the bulk load builds a new graph)."""
+    rows = store.run_named("any_node")
+    if rows and rows[0].get("nodes"):
+        raise GraphNotEmpty(f"{store.describe()} already holds a graph: {ADVICE}")
+
+
+# --- FalkorDB: GRAPH.BULK ---------------------------------------------------------------------------------------
+
+# the value types of GRAPH.BULK's binary format (falkordb-bulk-loader's entity_file.Type)
+_NULL, _BOOL, _DOUBLE, _STRING, _LONG, _ARRAY = 0, 1, 2, 3, 4, 5
+#: bytes per GRAPH.BULK command (the loader's default is 64 MB; a redis argument may hold 512 MB)
+BULK_BYTES = 32 << 20
+
+
+def _pack(v: Any, where: str) -> bytes:
+    """One value in GRAPH.BULK's format: a type byte, then the value (strings NUL-terminated)."""
+    if v is None:
+        return b"\x00"
+    if isinstance(v, bool):
+        return struct.pack("=B?", _BOOL, v)
+    if isinstance(v, int):
+        if not _INT64[0] <= v <= _INT64[1]:
+            raise BulkLoadError(f"{where}: {v} does not fit a 64-bit integer")
+        return struct.pack("=Bq", _LONG, v)
+    if isinstance(v, float):
+        return struct.pack("=Bd", _DOUBLE, v)
+    if isinstance(v, str):
+        raw = v.encode()
+        if b"\x00" in raw:
+            raise BulkLoadError(f"{where}: a string with a NUL character cannot be bulk loaded into FalkorDB")
+        return bytes([_STRING]) + raw + b"\x00"
+    if isinstance(v, list):
+        return struct.pack("=Bq", _ARRAY, len(v)) + b"".join(_pack(x, where) for x in v)
+    raise BulkLoadError(f"{where}: a {type(v).__name__} value cannot be bulk loaded")
+
+
+def _header(name: str, keys: Sequence[str]) -> bytes:
+    return name.encode() + b"\x00" + struct.pack("=I", len(keys)) + b"".join(k.encode() + b"\x00" for k in keys)
+
+
+def falkordb_bulk_commands(snapshot: Snapshot, max_bytes: int = BULK_BYTES) -> Iterator[list[Any]]:
+    """The arguments of the GRAPH.BULK commands (after the graph name) that build ``snapshot``: the first begins
+    with ``BEGIN``; each is ``nodes, edges, label tokens, type tokens, tokens...``, a token a label's (or a
+    type's) header and its entities. Nodes go first; FalkorDB numbers them in the order sent, which edges refer
+    to (as ``=QQ`` start and end)."""
+    labels = sorted(_grouped(snapshot.nodes, "label").items())
+    types = sorted(_grouped(snapshot.edges, "type").items())
+    packer = _Packer({n.id: i for i, n in enumerate(n for _, nodes in labels for n in nodes)})
+    batch = _BulkBatch()
+    for edges, groups in ((False, labels), (True, types)):
+        for name, rows in groups:
+            keys = sorted({k for r in rows for k in r.props})
+            head = _header(name, keys)
+            token, size = [head], len(head)
+            for r in rows:
+                row = packer.row(r, name, keys)
+                token.append(row)
+                size += len(row)
+                batch.edges += edges
+                batch.nodes += not edges
+                if batch.size + size >= max_bytes:
+                    batch.add(edges, token, size)
+                    yield batch.args()
+                    batch = _BulkBatch(begun=True)
+                    token, size = [head], len(head)
+            if len(token) > 1:
+                batch.add(edges, token, size)
+    if batch.nodes or batch.edges or not batch.begun:
+        yield batch.args()
+
+
+def _grouped(rows: Sequence[Any], attr: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in rows:
+        out.setdefault(getattr(r, attr), []).append(r)
+    return out
+
+
+class _Packer:
+    """Rows in GRAPH.BULK's format, the values that repeat (all but lists and long strings) packed once."""
+
+    def __init__(self, number: dict[int, int]) -> None:
+        self.number = number  # the snapshot's node ids -> the order FalkorDB creates the nodes in
+        self.memo: dict[tuple[type, Any], bytes] = {}
+
+    def value(self, v: Any, where: str) -> bytes:
+        cls = v.__class__
+        if cls is list or cls is str and len(v) > 40:
+            return _pack(v, where)
+        key = (cls, v)
+        packed = self.memo.get(key)
+        if packed is None:
+            packed = self.memo[key] = _pack(v, where)
+        return packed
+
+    def row(self, r: NodeRow | EdgeRow, name: str, keys: Sequence[str]) -> bytes:
+        props = r.props
+        try:
+            values = b"".join([self.value(props.get(k), name) for k in keys])
+        except BulkLoadError:
+            for k in keys:  # the same error, naming the property
+                _pack(props.get(k), f"{name}.{k}")
+            raise
+        if isinstance(r, NodeRow):
+            return values
+        try:
+            return struct.pack("=QQ", self.number[r.start], self.number[r.end]) + values
+        except KeyError as exc:
+            raise BulkLoadError(f"a {name} edge refers to node {exc.args[0]}, not in the snapshot") from exc
+
+
+@dataclass
+class _BulkBatch:
+    begun: bool = False
+    nodes: int = 0
+    edges: int = 0
+    size: int = 0
+    labels: list[bytes] = field(default_factory=list)
+    types: list[bytes] = field(default_factory=list)
+
+    def add(self, edges: bool, token: list[bytes], size: int) -> None:
+        (self.types if edges else self.labels).append(b"".join(token))
+        self.size += size
+
+    def args(self) -> list[Any]:
+        head: list[Any] = [] if self.begun else ["BEGIN"]
+        return head + [self.nodes, self.edges, len(self.labels), len(self.types), *self.labels, *self.types]
+
+
+def load_falkordb(snapshot: Snapshot, store: FalkorStore, *, timings: dict[str, float] | None = None
+                  ) -> tuple[int, int]:
+    """Build ``snapshot`` as ``store``'s graph with GRAPH.BULK, then its indexes and constraints
+    (``ensure_schema``). The graph must be empty (:class:`GraphNotEmpty` otherwise); an empty graph key (its
+    schema only, as ``open_store`` leaves it) is deleted first, since GRAPH.BULK BEGIN refuses an existing key.
+    Returns (nodes, edges) created; ``timings`` gets the seconds of ``import`` and ``ensureSchema``."""
+    conn = store.db.connection
+    name = store.graph_name
+    if conn.exists(name):
+        check_empty(store)
+        store.clear()
+    created = [0, 0]
+    started = time.monotonic()
+    try:
+        for args in falkordb_bulk_commands(snapshot):
+            reply = conn.execute_command("GRAPH.BULK", name, *args)
+            text = reply.decode() if isinstance(reply, bytes) else str(reply)
+            parts = text.split(", ")
+            created[0] += int(parts[0].split()[0])
+            created[1] += int(parts[1].split()[0])
+    except BulkLoadError:
+        raise
+    except Exception as exc:
+        if "already exists" in str(exc).lower():
+            raise GraphNotEmpty(f"{store.describe()} already exists: {ADVICE}") from exc
+        raise BulkLoadError(f"GRAPH.BULK into {store.describe()} failed: {exc}") from exc
+    imported = time.monotonic()
+    store.ensure_schema()  # on the embedded server, new constraints also rewrite the AOF into a snapshot
+    store._await_constraints(timeout=3600)  # built in the background: enforced once this returns
+    if timings is not None:
+        timings.update(importS=imported - started, ensureSchemaS=time.monotonic() - imported)
+    return created[0], created[1]
+
+
+# --- the graph the bulk backfill plans into (in memory) ---------------------------------------------------------
+
+
+def build_snapshot(write: Callable[[GraphStore], T]) -> tuple[Snapshot, T]:
+    """The graph a history gives, as a snapshot: ``write(store)`` plans and writes it with the one write path
+    (``LineageGraph.ingest``, or the backfill's stages) into the in-memory store, which applies the plans' steps as
+    FalkorDB and Neo4j do (:mod:`fieldgraph.graph.memory`); returns the snapshot and what ``write`` returned."""
+    from .memory import MemoryStore
+
+    store = MemoryStore()
+    result = write(store)
+    return store.snapshot(), result
+
+
+def stream_snapshot(changes: Iterable[Any], *, batch_events: int = 1000) -> Snapshot:
+    """The snapshot of the graph streaming ``changes`` (in arrival order, ``LineageGraph.ingest``) gives."""
+    from .lineage import LineageGraph
+
+    return build_snapshot(lambda store: LineageGraph(store).ingest(changes, batch_events=batch_events))[0]
