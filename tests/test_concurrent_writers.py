@@ -69,11 +69,11 @@ def test_the_writer_lock_excludes_another_writer_until_released(graph) -> None:
     entered = threading.Event()
 
     def second() -> None:
-        with other.sole_writer():
+        with other.sole_writer(["k2", "k1"]):
             entered.set()
 
-    with graph.store.sole_writer():
-        with graph.store.sole_writer():  # reentrant in a thread
+    with graph.store.sole_writer(["k1", "k3"]):
+        with graph.store.sole_writer(["k1"]):  # reentrant in a thread
             t = threading.Thread(target=second)
             t.start()
             assert not entered.wait(1.0)
