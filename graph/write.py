@@ -4,9 +4,13 @@ service and the Spark job all write through :class:`Writer`; none of them names 
 A batch is: read the state of the datasets it touches (and, for the aspects it changes out of time order,
 their stored timelines: :mod:`fieldgraph.graph.history`), plan (pure, :mod:`fieldgraph.graph.plan`),
 apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). Writers that share a
-graph (two ``ingest`` runs, workers, the HTTP service) take turns: each batch is read, planned and written
-holding the graph's writer lock (:meth:`GraphStore.sole_writer`), so no batch is planned against a state
-another writer changes before it is written. The modes differ only where several writers share the graph:
+graph (two ``ingest`` runs, workers, the HTTP service) take turns per dataset: each batch is read, planned and
+written holding the writer locks (:meth:`GraphStore.sole_writer`) of what it reads and writes (:func:`lock_keys`:
+the datasets it names or references, the queries and jobs it writes; then what reading shows it reaches: a data
+job's stored outputs, the datasets naming a query it changes, the upstream datasets of edges it removes), so no
+batch is planned against a state another writer changes before it is written, and writers on different datasets
+write at the same time. Placeholders are created, linked and cleaned up only holding their dataset's lock: the
+cleanup of a batch is that of its locked datasets. The modes differ only where several writers share the graph:
 
 - ``single``: one writer (``fieldgraph ingest``, tests);
 - ``concurrent``: several writers (Kafka workers on different partitions). Placeholder fields
@@ -15,9 +19,11 @@ another writer changes before it is written. The modes differ only where several
   between two statements; then (once per :meth:`Writer.write_each` batch, after its last run) it re-reads
   the datasets that got a schema or a placeholder and
   resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
-  finishes last sees both writes, so no placeholder that a schema resolves survives;
-- ``backfill``: many Spark tasks at once, each on its own datasets, without the writer lock (the tasks
-  write apart; the lock would serialise them). The global placeholder cleanup is
+  finishes last sees both writes, so no placeholder that a schema resolves survives. (Holding the locks of
+  every dataset its statements touch, a batch meets no other writer there, so these find nothing to do; they
+  stay for what the locks do not cover: a lock that expired under a stalled writer, a backfill running beside);
+- ``backfill``: many Spark tasks at once, each on its own datasets, without writer locks (the tasks
+  write apart). The placeholder cleanup is
   left out (it could delete a placeholder another task has created but not linked yet) and run once at
   the end (:meth:`Writer.cleanup_placeholders`); edge rows go in a stable order so concurrent Neo4j
   transactions lock nodes in the same order.
@@ -346,6 +352,7 @@ class Writer:
             datasets.update(d for q in self.read_queries(named).values() for d, _, _ in q.datasets)
         if not datasets:
             return
+        self._require(datasets)  # the datasets naming a query: another writer changes them only holding the query
         joined, ends = settled_query_lineage(self.read_dataset_queries(sorted(datasets)))
         self.apply(plan_query_ends(ends))
         if joined:
