@@ -348,3 +348,41 @@ def test_a_data_jobs_stored_outputs_are_locked_before_it_is_planned(graph, monke
     assert all(l1 in h for h in inside.held)
     rows = graph.query("MATCH (d)-[e:DataDerivedFrom]->(u) RETURN d.urn AS d")
     assert [r["d"] for r in rows] == [field_urn(r1, "a")]
+
+
+def test_sigkill_of_one_writer_mid_batch_the_other_goes_on(graph, reference_graph, tmp_path) -> None:
+    """Two ``fieldgraph ingest`` processes on disjoint datasets; one is killed (SIGKILL) in the middle of its
+    run, holding its batch's locks: the other finishes all the same (none of its locks is held by the dead one);
+    running the killed one's file again gives the graph one writer makes of both files."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    a, b = chain_history("killed", datasets=100, seed=1), chain_history("other", datasets=30, seed=2)
+    reference_graph.ingest(changes(a, "a") + changes(b, "b"))
+    files = []
+    for name, events in (("a", a), ("b", b)):
+        files.append(tmp_path / f"{name}.jsonl")
+        files[-1].write_text("".join(json.dumps(e) + "\n" for e in events))
+
+    def ingest(f: Any) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-m", "fieldgraph.ingest.cli", "ingest", str(f), "--graph", graph.uri,
+                                 "--batch", "3", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    killed = ingest(files[0])
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and killed.poll() is None and graph.stats()["datasets"] < 20:
+        time.sleep(0.05)
+    other = ingest(files[1])
+    time.sleep(0.5)
+    assert killed.poll() is None, "the first writer ended before it could be killed: give it more events"
+    killed.send_signal(signal.SIGKILL)
+    killed.wait(10)
+    out, err = other.communicate(timeout=300)
+    assert other.returncode == 0, err[-3000:]
+    assert json.loads(out)["rejected"] == 0
+    again = ingest(files[0])
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err[-3000:]
+    assert canonical(graph) == canonical(reference_graph)
