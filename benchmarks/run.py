@@ -61,6 +61,8 @@ BENCHMARKS = [
     Bench("sql", "", "--repeat 1 --wide 50", graph=True),
     Bench("serve", "", "--fields 20000 --clients 4 --requests 100 --warmup 20 --starts 50 --events 200 --rounds 1",
           graph=True, neo4j="--fields 200000"),
+    Bench("writers", "--groups 4 --datasets 60 --steps 3 --batch 50", "--groups 4 --datasets 10 --steps 2 --batch 20",
+          graph=True),
     Bench("reopen", "--fields 100000,300000,1000000", "--fields 20000"),
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),
