@@ -12,6 +12,8 @@ connection; all start together, on an empty graph. Each run is made twice per ba
 ``benchmarks/backends.py``): ``direct``, and ``proxied``: the writers reach the store through a TCP proxy on
 127.0.0.1 (in this process) that delays every chunk, in each direction, by ``--delay-ms`` (a network hop).
 
+Untimed runs come first (``--warmup``); then ``--rounds`` rounds, each of every path and writer count (so
+that a server warming up, or a machine busy for a while, weighs on every point alike); a point is the median.
 Prints JSON: per backend and path, per writer count: ``eventsPerS`` (all events / wall time from the start to
 the last writer's end), ``lockWaitShare`` (the writers' seconds in taking writer locks, ``store.lock_wait_s``,
 over their seconds writing; the mean and the largest), and ``speedup`` = eventsPerS(N) / eventsPerS(1) for
@@ -214,20 +216,38 @@ def proxied(b: Backend, delay_s: float) -> Iterator[str]:
 # --- the runs --------------------------------------------------------------------------------------------------
 
 
+def measure(b: Backend, path: str, groups: list[list[dict[str, Any]]], n: int, args: argparse.Namespace
+            ) -> dict[str, Any]:
+    """``n`` writers on an empty graph, ``path`` ``direct`` or ``proxied``."""
+    name = f"bench_writers_{n}"
+    b.fresh(name).close()  # an empty graph with its schema
+    uri = b.uri if b.kind == "neo4j" else _graph_uri(b.uri, name)
+    with proxied(b, args.delay_ms / 1000) if path == "proxied" else contextlib.nullcontext(uri) as via:
+        if path == "proxied" and b.kind != "neo4j":
+            via = _graph_uri(via, name)
+        return run_writers(via, groups, n, args.batch)
+
+
 def run(b: Backend, groups: list[list[dict[str, Any]]], args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {"backend": b.info(), "events": sum(map(len, groups)), "groups": len(groups),
-                           "batch": args.batch}
+                           "batch": args.batch, "rounds": args.rounds, "delayMs": args.delay_ms}
+    for _ in range(args.warmup):  # untimed: a JVM's JIT, caches, the first connections
+        measure(b, "direct", groups, max(args.writers), args)
+    # the rounds interleaved (each round: every path and writer count), so that a server still warming up or a
+    # machine busy for a while weighs on every point alike
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for _ in range(args.rounds):
+        for path in ("direct", "proxied"):
+            for n in args.writers:
+                point = measure(b, path, groups, n, args)
+                print(f"{b.label}, {path}: {json.dumps(point)}", file=sys.stderr, flush=True)
+                runs.setdefault((path, n), []).append(point)
     for path in ("direct", "proxied"):
         series = []
         for n in args.writers:
-            name = f"bench_writers_{n}"
-            b.fresh(name).close()  # an empty graph with its schema
-            uri = b.uri if b.kind == "neo4j" else _graph_uri(b.uri, name)
-            with proxied(b, args.delay_ms / 1000) if path == "proxied" else contextlib.nullcontext(uri) as via:
-                if path == "proxied" and b.kind != "neo4j":
-                    via = _graph_uri(via, name)
-                point = run_writers(via, groups, n, args.batch)
-            print(f"{b.label}, {path}: {json.dumps(point)}", file=sys.stderr, flush=True)
+            rounds = runs[(path, n)]
+            point = sorted(rounds, key=lambda r: r["eventsPerS"])[len(rounds) // 2]  # the median round
+            point["roundsEventsPerS"] = [r["eventsPerS"] for r in rounds]
             series.append(point)
         one = series[0]["eventsPerS"] if series[0]["writers"] == 1 else None
         out[path] = {"series": series, "speedup": {
@@ -257,6 +277,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=50, help="events per batch (LineageGraph.ingest)")
     ap.add_argument("--writers", type=lambda v: [int(x) for x in v.split(",") if x.strip()], default=[1, 2, 4])
     ap.add_argument("--delay-ms", type=float, default=0.5, help="the proxy's delay in each direction")
+    ap.add_argument("--rounds", type=int, default=1, help="runs per point (the median is reported)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed runs first, with the most writers (0: none)")
     ap.add_argument("--out", type=Path, help="also write the JSON to this file")
     add_arguments(ap)
     args = ap.parse_args()
