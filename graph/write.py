@@ -100,6 +100,9 @@ class WriteMode(StrEnum):
 #: plan steps run with another statement in a mode (the statement safe under concurrent writers)
 _STATEMENTS = {WriteMode.CONCURRENT: {"ensure_fields": "ensure_placeholder_fields"}}
 _CLEANUP = ("cleanup_placeholder_fields", "cleanup_placeholder_datasets")
+#: the cleanup steps as run holding writer locks: in the locked datasets only
+_LOCKED_CLEANUP = {"cleanup_placeholder_fields": "cleanup_placeholder_fields_in",
+                   "cleanup_placeholder_datasets": "cleanup_placeholder_datasets_in"}
 
 
 class Writer:
@@ -287,7 +290,7 @@ class Writer:
             self._require(self.read_upstream_datasets(plan))
         for name, rows in plan.steps():
             if held is not None and name in _CLEANUP:
-                self.store.run_named(f"{name}_in", {"datasets": sorted(held)}, write=True)
+                self.store.run_named(_LOCKED_CLEANUP[name], {"datasets": sorted(held)}, write=True)
                 continue
             stmt = cy.statement(self._statements.get(name, name))
             if "$rows" in stmt:
