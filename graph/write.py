@@ -70,6 +70,7 @@ from .plan import (
     datasets_to_read,
     field_urn,
     history_needed,
+    parse_field_ref,
     plan_changes,
     plan_placeholder_resolution,
     plan_query_ends,
@@ -378,16 +379,27 @@ class Writer:
 
 def lock_keys(changes: Iterable[Change]) -> set[str]:
     """The writer lock keys of a batch, before reading anything: every dataset it names or references
-    (:func:`datasets_to_read`; a SQL change's tables are references), the queries it brings or names and the jobs
-    it writes runs of (their nodes and the runs are shared by the datasets they write)."""
-    changes = list(changes)
-    keys = set(datasets_to_read(changes))
-    keys.update(queries_named(changes))
+    (:func:`datasets_to_read`; a SQL change's tables are references), the datasets of the fields its lineage
+    writes into and those its job runs read and write, the queries it brings or names and the jobs it writes
+    runs of (their nodes and the runs are shared by the datasets they write). A change whose references do not
+    parse adds none: planning it refuses it (and halving the batch finds it)."""
+    keys: set[str] = set()
     for c in changes:
-        if isinstance(c, (QueryChange, DataJobChange)):
-            keys.add(c.dataset)
-        elif isinstance(c, (JobLineageChange, SqlChange)):
-            keys.add(c.job)
+        try:
+            keys.update(datasets_to_read([c]))
+            keys.update(queries_named([c]))
+            if isinstance(c, (QueryChange, DataJobChange)):
+                keys.add(c.dataset)
+            elif isinstance(c, (JobLineageChange, SqlChange)):
+                keys.add(c.job)
+            if isinstance(c, (LineageChange, JobLineageChange)):
+                keys.update(parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
+            if isinstance(c, LineageChange):
+                keys.update(parse_field_ref(e.downstream)[0] for e in c.dataset_edges)
+            if isinstance(c, JobLineageChange) and c.operations is not None:
+                keys.update((*c.operations.sources, *c.operations.destinations))
+        except FieldgraphError:
+            continue
     return keys
 
 
