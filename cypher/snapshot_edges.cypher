@@ -1,2 +1,3 @@
 // Every edge, for a whole-graph snapshot (fieldgraph.graph.snapshot), its ends by the store's node ids.
-MATCH (a)-[e]->(b) RETURN id(a) AS a, type(e) AS type, id(b) AS b, properties(e) AS props
+// (FalkorDB has no elementId: snapshot_edges_falkordb.cypher)
+MATCH (a)-[e]->(b) RETURN elementId(a) AS a, type(e) AS type, elementId(b) AS b, properties(e) AS props

@@ -195,8 +195,9 @@ class MemoryStore(GraphStore):
         with self._lock:
             return [r["state"] for r in self._read_state({"urns": urns})]
 
-    def _lock_writer(self) -> None:
-        """One writer's read -> plan -> write at a time among this process's threads (the graph is theirs only)."""
+    def _lock_writer(self, keys: list[str]) -> None:
+        """One writer's read -> plan -> write at a time among this process's threads, whatever its keys (the graph is
+        theirs only, and its statements are quick)."""
         self._writer.acquire()
 
     def _unlock_writer(self) -> None:
@@ -652,6 +653,38 @@ class MemoryStore(GraphStore):
                         "upstreamLineageTs", "datasetUpstreamLineageTs", "jobLineageDeletes", "editableTs")):
                 self._delete(d)
         return []
+
+    def _cleanup_placeholder_fields_in(self, p: Mapping[str, Any]) -> list[Row]:
+        for urn in p["datasets"]:
+            for f in self._fields_of(urn):
+                if f.get("placeholder") is True and f.get("declared", False) is False \
+                        and not f.outs(*_LINEAGE) and not f.ins(*_LINEAGE):
+                    self._delete(f)
+        return []
+
+    def _cleanup_placeholder_datasets_in(self, p: Mapping[str, Any]) -> list[Row]:
+        for urn in p["datasets"]:
+            d = self._dataset(urn)
+            if d is not None and d.get("placeholder") is True and not d.outs("HasField") and not d.ins(*_LINEAGE) \
+                    and not d.ins("Read", "Wrote") and all(d.get(k) is None for k in (
+                        "upstreamLineageTs", "datasetUpstreamLineageTs", "jobLineageDeletes", "editableTs")):
+                self._delete(d)
+        return []
+
+    def _read_upstream_datasets(self, p: Mapping[str, Any]) -> list[Row]:
+        found: dict[Any, None] = {}
+        for row in p["rows"]:
+            for f in self._fields_of(row["datasetUrn"]):
+                for e in f.outs(*_LINEAGE):
+                    source = e.props.get("source")
+                    if row.get("source") is not None and not _eq(source, row["source"]):
+                        continue
+                    if row.get("queries") and not (isinstance(source, str) and source.startswith(_QUERY)):
+                        continue
+                    owners = [h.start for h in e.end.ins("HasField") if h.start.label == "Dataset"]
+                    for urn in [o.get("urn") for o in owners] or [e.end.get("urn")]:
+                        found[urn] = None
+        return [{"urn": u} for u in found]
 
     def _count_lineage_edges(self, p: Mapping[str, Any]) -> list[Row]:
         found = set()

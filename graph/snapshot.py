@@ -74,9 +74,13 @@ def _json(v: Any) -> str:
 
 
 def snapshot_rows(nodes: Iterable[dict[str, Any]], edges: Iterable[dict[str, Any]]) -> Snapshot:
-    """A snapshot from the rows of ``snapshot_nodes`` / ``snapshot_edges`` (see :func:`read_snapshot`)."""
-    return Snapshot([NodeRow(int(r["id"]), _label(r["labels"]), dict(r["props"] or {})) for r in nodes],
-                    [EdgeRow(int(r["a"]), r["type"], int(r["b"]), dict(r["props"] or {})) for r in edges])
+    """A snapshot from the rows of ``snapshot_nodes`` / ``snapshot_edges`` (:meth:`GraphStore.snapshot`), the store's
+    node ids (FalkorDB's numbers, Neo4j's element ids) numbered from 0."""
+    ids: dict[Any, int] = {}
+    out = Snapshot([NodeRow(ids.setdefault(r["id"], len(ids)), _label(r["labels"]), dict(r["props"] or {}))
+                    for r in nodes])
+    out.edges = [EdgeRow(ids[r["a"]], r["type"], ids[r["b"]], dict(r["props"] or {})) for r in edges]
+    return out
 
 
 def _label(labels: list[str]) -> str:

@@ -15,10 +15,12 @@ one round-trip (and for Neo4j one managed write transaction, retried on transien
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -27,7 +29,15 @@ from fieldgraph.errors import FieldgraphError, require
 
 from . import cypher as cy
 from .embedded import EmbeddedServer
-from .errors import GraphError, GraphRefused, GraphUnavailable, GraphURIError, NotFoundError, QueryTimeout
+from .errors import (
+    GraphError,
+    GraphRefused,
+    GraphUnavailable,
+    GraphURIError,
+    LockKeysError,
+    NotFoundError,
+    QueryTimeout,
+)
 from .snapshot import Snapshot, snapshot_rows
 
 DEFAULT_GRAPH = "fieldgraph"
@@ -37,9 +47,28 @@ DRIVER_RETRY_S = 5.0
 #: died without releasing it holds it up to this long
 WRITER_TTL_MS = 30_000
 WRITER_WAIT_REPORT_S = 10.0
-#: renew / release the writer key only while it still holds this writer's token
-_RENEW = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+#: tries to take Neo4j writer locks (a deadlock Neo4j detects among them is retried)
+MAX_LOCK_ATTEMPTS = 5
+#: take the writer keys KEYS (sorted) for token ARGV[1] with time to live ARGV[2] ms, in order, up to the first
+#: another writer holds: returns how many are now held (the caller waits for the next one and goes on from there)
+_ACQUIRE = """
+for i, k in ipairs(KEYS) do
+  if not redis.call('set', k, ARGV[1], 'NX', 'PX', ARGV[2]) then return i - 1 end
+end
+return #KEYS"""
+#: renew / release the writer keys only while they still hold this writer's token; returns how many did
+_RENEW = """
+local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call('get', k) == ARGV[1] then n = n + redis.call('pexpire', k, ARGV[2]) end
+end
+return n"""
+_RELEASE = """
+local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call('get', k) == ARGV[1] then n = n + redis.call('del', k) end
+end
+return n"""
 
 log = logging.getLogger(__name__)
 
@@ -84,21 +113,42 @@ class GraphStore(ABC):
         Here: each on its own."""
         yield
 
+    #: seconds this store's writers spent taking writer locks (waiting for other writers, and the round trips)
+    lock_wait_s: float = 0.0
+
     @contextmanager
-    def sole_writer(self) -> Iterator[None]:
-        """Hold the graph's writer lock: one writer's read -> plan -> write at a time, across processes and
-        machines, so that a batch is planned against a state no other writer changes before it is written.
-        Reentrant within a thread; released when the holder ends, or dies."""
-        depth = getattr(self._writer_local, "depth", 0)
-        if depth == 0:
-            self._lock_writer()
-        self._writer_local.depth = depth + 1
+    def sole_writer(self, keys: Iterable[str]) -> Iterator[None]:
+        """Hold the writer locks of ``keys`` (the datasets, queries and jobs a batch reads and writes): a writer
+        holding a key excludes every other writer of that key, across processes and machines, so a batch is
+        planned against a state no other writer changes before it is written; writers whose keys are disjoint
+        write at the same time. Keys are taken in sorted order, so two writers never wait for each other's keys
+        (no deadlock). Reentrant within a thread for keys already held (more keys: :class:`LockKeysError`);
+        released when the holder ends, or dies."""
+        wanted = frozenset(keys)
+        local = self._writer_local
+        depth = getattr(local, "depth", 0)
+        if depth:
+            if not wanted <= local.keys:
+                raise LockKeysError(wanted - local.keys)
+        else:
+            start = time.monotonic()
+            try:
+                self._lock_writer(sorted(wanted))
+            finally:
+                self.lock_wait_s += time.monotonic() - start
+            local.keys = wanted
+        local.depth = depth + 1
         try:
             yield
         finally:
-            self._writer_local.depth = depth
+            local.depth = depth
             if depth == 0:
+                local.keys = None
                 self._unlock_writer()
+
+    def held_keys(self) -> frozenset[str] | None:
+        """The writer lock keys this thread holds (None: it holds no writer lock)."""
+        return getattr(self._writer_local, "keys", None)
 
     @property
     def _writer_local(self) -> threading.local:
@@ -107,7 +157,8 @@ class GraphStore(ABC):
             local = self.__dict__.setdefault("_writer_state", threading.local())
         return local
 
-    def _lock_writer(self) -> None:
+    def _lock_writer(self, keys: list[str]) -> None:
+        """Take the locks of ``keys`` (sorted), waiting for their holders."""
         return None
 
     def _unlock_writer(self) -> None:
@@ -211,29 +262,44 @@ class FalkorStore(GraphStore):
         cols = [c.decode() if isinstance(c, bytes) else c for c in cols]
         return [dict(zip(cols, (_plain(v) for v in row), strict=False)) for row in res.result_set]
 
-    def _lock_writer(self) -> None:
-        """``SET NX`` of the graph's writer key, with a time to live a thread renews while the lock is held."""
-        import time
+    def writer_key(self, key: str) -> str:
+        """The redis key of a writer lock key: one per graph and key (hashed: URNs are long)."""
+        return f"fieldgraph:writer:{self.graph_name}:{hashlib.sha1(key.encode()).hexdigest()}"
+
+    def _lock_writer(self, keys: list[str]) -> None:
+        """``SET NX PX`` of one redis key per lock key, in sorted order (one script call takes them up to the
+        first another writer holds; then that one is waited for), with a time to live one thread renews for all
+        of them while they are held."""
         import uuid
 
-        key, token = f"fieldgraph:writer:{self.graph_name}", uuid.uuid4().hex
-        waited, last_report = time.monotonic(), time.monotonic()
+        rkeys, token = [self.writer_key(k) for k in keys], uuid.uuid4().hex
+        waited = last_report = time.monotonic()
         conn = self.db.connection
-        while not self._redis(lambda: conn.set(key, token, nx=True, px=WRITER_TTL_MS)):
-            if time.monotonic() - last_report >= WRITER_WAIT_REPORT_S:
-                last_report = time.monotonic()
-                log.info("waiting for another writer of %s (%.0f s)", self.describe(), last_report - waited)
-            time.sleep(0.002)  # a holder writing batch after batch releases it between them for a moment only
+        acquire = conn.register_script(_ACQUIRE)
+        held = 0
+        try:
+            while held < len(rkeys):
+                rest = rkeys[held:]
+                got = int(self._redis(lambda: acquire(keys=rest, args=[token, WRITER_TTL_MS])))  # noqa: B023
+                held += got
+                if held < len(rkeys) and not got:
+                    if time.monotonic() - last_report >= WRITER_WAIT_REPORT_S:
+                        last_report = time.monotonic()
+                        log.info("waiting for another writer of %s (%.0f s)", self.describe(), last_report - waited)
+                    time.sleep(0.002)  # a holder writing batch after batch releases it between them for a moment
+        except BaseException:
+            self._release(rkeys[:held], token)
+            raise
         stop = threading.Event()
         renew = conn.register_script(_RENEW)
 
         def keep() -> None:
             while not stop.wait(WRITER_TTL_MS / 3000):
                 try:
-                    held = renew(keys=[key], args=[token, WRITER_TTL_MS])
+                    n = renew(keys=rkeys, args=[token, WRITER_TTL_MS])
                 except Exception:  # noqa: BLE001 - unreachable: the lock expires, the batch's writes fail anyway
                     continue
-                if not held:
+                if n < len(rkeys):
                     log.warning("the writer lock of %s expired before its batch ended (the process stalled for "
                                 "%d s?): a batch planned meanwhile by another writer may have raced this one",
                                 self.describe(), WRITER_TTL_MS // 1000)
@@ -241,15 +307,20 @@ class FalkorStore(GraphStore):
 
         thread = threading.Thread(target=keep, name="fieldgraph-writer-lock", daemon=True)
         thread.start()
-        self._writer_local.held = (key, token, stop, thread)
+        self._writer_local.held = (rkeys, token, stop, thread)
 
     def _unlock_writer(self) -> None:
-        key, token, stop, thread = self._writer_local.held
+        rkeys, token, stop, thread = self._writer_local.held
         stop.set()
         thread.join()
+        self._release(rkeys, token)
+
+    def _release(self, rkeys: list[str], token: str) -> None:
+        if not rkeys:
+            return
         release = self.db.connection.register_script(_RELEASE)
-        with suppress(Exception):  # not released: it expires
-            release(keys=[key], args=[token])
+        with suppress(Exception):  # not released: they expire
+            release(keys=rkeys, args=[token])
 
     def _redis(self, call: Any) -> Any:
         from redis.exceptions import RedisError
@@ -258,6 +329,9 @@ class FalkorStore(GraphStore):
             return call()
         except RedisError as exc:
             raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+
+    def snapshot(self) -> Snapshot:
+        return snapshot_rows(self.run_named("snapshot_nodes_falkordb"), self.run_named("snapshot_edges_falkordb"))
 
     def read_state(self, urns: Sequence[str]) -> list[list[Any]]:
         import json
@@ -451,15 +525,24 @@ class Neo4jStore(GraphStore):
             raise GraphRefused(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
                              f"  {cypher.splitlines()[0][:120]}") from None
 
-    def _lock_writer(self) -> None:
-        """An open write transaction that has merged the graph's ``WriterLock`` node: another writer's
-        ``MERGE`` of it waits on the unique constraint until this transaction ends. It is rolled back, never
-        committed, so the node never shows; Neo4j ends it when the holder's connection dies."""
+    def _lock_writer(self, keys: list[str]) -> None:
+        """An open write transaction that has merged one ``WriterLock`` node per key, in sorted order (one
+        statement): another writer's ``MERGE`` of one of them waits on the unique constraint until this
+        transaction ends. It is rolled back, never committed, so the nodes never show; Neo4j ends it when the
+        holder's connection dies. A deadlock Neo4j reports anyway (its lock entries are hashed) is retried."""
         session = self.driver.session(database=self.database)
         try:
-            with self._errors("writer lock", None):
-                tx = session.begin_transaction()
-                tx.run(cy.statement("lock_writer"), {"name": "fieldgraph"}).consume()
+            for attempt in range(1, MAX_LOCK_ATTEMPTS + 1):
+                try:
+                    with self._errors("writer lock", None):
+                        tx = session.begin_transaction()
+                        tx.run(cy.statement("lock_writer"), {"names": keys}).consume()
+                    break
+                except GraphUnavailable:
+                    with suppress(Exception):
+                        tx.close()
+                    if attempt == MAX_LOCK_ATTEMPTS:
+                        raise
         except GraphUnavailable:
             session.close()
             raise

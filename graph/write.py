@@ -4,9 +4,13 @@ service and the Spark job all write through :class:`Writer`; none of them names 
 A batch is: read the state of the datasets it touches (and, for the aspects it changes out of time order,
 their stored timelines: :mod:`fieldgraph.graph.history`), plan (pure, :mod:`fieldgraph.graph.plan`),
 apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). Writers that share a
-graph (two ``ingest`` runs, workers, the HTTP service) take turns: each batch is read, planned and written
-holding the graph's writer lock (:meth:`GraphStore.sole_writer`), so no batch is planned against a state
-another writer changes before it is written. The modes differ only where several writers share the graph:
+graph (two ``ingest`` runs, workers, the HTTP service) take turns per dataset: each batch is read, planned and
+written holding the writer locks (:meth:`GraphStore.sole_writer`) of what it reads and writes (:func:`lock_keys`:
+the datasets it names or references, the queries and jobs it writes; then what reading shows it reaches: a data
+job's stored outputs, the datasets naming a query it changes, the upstream datasets of edges it removes), so no
+batch is planned against a state another writer changes before it is written, and writers on different datasets
+write at the same time. Placeholders are created, linked and cleaned up only holding their dataset's lock: the
+cleanup of a batch is that of its locked datasets. The modes differ only where several writers share the graph:
 
 - ``single``: one writer (``fieldgraph ingest``, tests);
 - ``concurrent``: several writers (Kafka workers on different partitions). Placeholder fields
@@ -15,9 +19,11 @@ another writer changes before it is written. The modes differ only where several
   between two statements; then (once per :meth:`Writer.write_each` batch, after its last run) it re-reads
   the datasets that got a schema or a placeholder and
   resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
-  finishes last sees both writes, so no placeholder that a schema resolves survives;
-- ``backfill``: many Spark tasks at once, each on its own datasets, without the writer lock (the tasks
-  write apart; the lock would serialise them). The global placeholder cleanup is
+  finishes last sees both writes, so no placeholder that a schema resolves survives. (Holding the locks of
+  every dataset its statements touch, a batch meets no other writer there, so these find nothing to do; they
+  stay for what the locks do not cover: a lock that expired under a stalled writer, a backfill running beside);
+- ``backfill``: many Spark tasks at once, each on its own datasets, without writer locks (the tasks
+  write apart). The placeholder cleanup is
   left out (it could delete a placeholder another task has created but not linked yet) and run once at
   the end (:meth:`Writer.cleanup_placeholders`); edge rows go in a stable order so concurrent Neo4j
   transactions lock nodes in the same order.
@@ -28,8 +34,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -52,6 +57,7 @@ from fieldgraph.changes import (
 from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
 
 from . import cypher as cy
+from .errors import LockKeysError
 from .history import TIME_PROPS, Fact, Held, Span, state_props
 from .plan import (
     DatasetQueries,
@@ -63,6 +69,7 @@ from .plan import (
     datasets_to_read,
     field_urn,
     history_needed,
+    parse_field_ref,
     plan_changes,
     plan_placeholder_resolution,
     plan_query_ends,
@@ -79,6 +86,8 @@ READ_CHUNK = 500
 VERIFY_CHUNK = 5000
 #: writes of one batch before concurrent writers are given up on
 MAX_ATTEMPTS = 5
+#: times a batch takes a larger set of writer locks before it is given up on
+MAX_LOCK_ROUNDS = 8
 
 T = TypeVar("T")
 
@@ -94,6 +103,9 @@ _STATEMENTS: dict[WriteMode, dict[Step, str]] = {
     WriteMode.CONCURRENT: {Step.ENSURE_FIELDS: "ensure_placeholder_fields"}}
 #: steps whose rows go in a stable order in the backfill mode, so concurrent Neo4j transactions lock nodes in one order
 _ORDERED = (Step.MERGE_FIELD_EDGES, Step.MERGE_DATASET_EDGES)
+#: the cleanup steps as run holding writer locks: in the locked datasets only
+_LOCKED_CLEANUP = {Step.CLEANUP_PLACEHOLDER_FIELDS: "cleanup_placeholder_fields_in",
+                   Step.CLEANUP_PLACEHOLDER_DATASETS: "cleanup_placeholder_datasets_in"}
 
 
 class Writer:
@@ -147,7 +159,8 @@ class Writer:
 
     def plan(self, changes: Sequence[Change]) -> Plan:
         """Read the state (and the history) the batch needs and plan it (no writes). SQL changes become the
-        job lineage they amount to against the schemas read (:mod:`fieldgraph.graph.sql`)."""
+        job lineage they amount to against the schemas read (:mod:`fieldgraph.graph.sql`). Holding writer
+        locks, it checks they cover what the reads showed the batch reaches (:class:`LockKeysError` if not)."""
         check_values(changes)
         state = self.read_state(datasets_to_read(changes))
         named = queries_named(changes)
@@ -160,14 +173,45 @@ class Writer:
         changes, derived = derive_sql(changes, state)
         check_values(derived)
         jobs = sorted({c.dataset for c in changes if isinstance(c, DataJobChange)})
-        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries,
-                            self.read_data_jobs(jobs) if jobs else {})
+        stored_jobs = self.read_data_jobs(jobs) if jobs else {}
+        self._require({*state, *lock_keys(changes), *(o for j in stored_jobs.values() for o in j.outputs),
+                       *(d for q in queries.values() for d, _, _ in q.datasets)})
+        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries, stored_jobs)
+
+    def _require(self, keys: Iterable[str]) -> None:
+        """Raise :class:`LockKeysError` if this thread holds writer locks and ``keys`` are not all among them."""
+        held = self.store.held_keys()
+        if held is not None:
+            missing = frozenset(keys) - held
+            if missing:
+                raise LockKeysError(missing)
+
+    def _holding(self, changes: Sequence[Change], body: Callable[[], T]) -> T:
+        """``body()`` holding the writer locks of what ``changes`` read and write (:func:`lock_keys`), but in the
+        backfill mode. When reading shows the batch reaches more (a data job's stored outputs, the datasets that
+        name a query, the upstream datasets of edges a replay removes: :class:`LockKeysError`), the locks are
+        released and the union is taken, in sorted order, and ``body()`` runs again: a writer never waits for a
+        key while holding one that sorts after it, so writers cannot deadlock (and a batch's writes are
+        idempotent: running it again changes nothing that it wrote)."""
+        if self.mode is WriteMode.BACKFILL:
+            return body()
+        keys = lock_keys(changes)
+        if self.store.held_keys() is not None:  # inside another hold: it is the one to take more keys
+            with self.store.sole_writer(keys):
+                return body()
+        for _ in range(MAX_LOCK_ROUNDS):
+            try:
+                with self.store.sole_writer(keys):
+                    return body()
+            except LockKeysError as exc:
+                log.debug("a batch reaches %d more lock keys; taking the union", len(exc.keys))
+                keys |= exc.keys
+        raise GraphUnavailable(f"a batch kept reaching datasets it had not locked ({MAX_LOCK_ROUNDS} rounds)")
 
     def write(self, changes: Sequence[Change]) -> Plan:
-        """Plan and apply one batch (see the module for what each mode adds), holding the graph's writer lock
-        but in the backfill mode, whose tasks write datasets apart."""
-        with self._sole_writer():
-            return self._write_run(changes, None)
+        """Plan and apply one batch (see the module for what each mode adds), holding the writer locks of what
+        it reads and writes (:meth:`_holding`) but in the backfill mode, whose tasks write datasets apart."""
+        return self._holding(changes, lambda: self._write_run(changes, None))
 
     def _write_run(self, changes: Sequence[Change], unsettled: list[tuple[Sequence[Change], Plan]] | None) -> Plan:
         """:meth:`write`; with ``unsettled`` (concurrent mode), the placeholders and queries are left for the
@@ -187,27 +231,27 @@ class Writer:
         self._settle_placeholders(changes, plans)
         self._settle_queries(changes)
 
-    def _sole_writer(self) -> AbstractContextManager[None]:
-        return nullcontext() if self.mode is WriteMode.BACKFILL else self.store.sole_writer()
-
     def write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Summary, list[tuple[int, FieldgraphError]]]:
         """Write the events' changes as one batch. When the graph refuses it for good (a value it cannot hold, a
         statement it refuses), halve the batch until the event(s) responsible are found and write the rest, in
         order; returns them (by index in ``events``) with the refusal. Transient errors propagate: retrying the
         whole batch rewrites what was written, which changes nothing."""
-        with self._sole_writer():  # once for the runs and halves, not once each
-            # concurrent mode: placeholders and queries settled once, after the last run (still holding the lock;
-            # settling reads what the graph holds now, so once at the end settles every run); a settle the graph
-            # refuses for good (not seen in practice) writes the batch again settling each run, to find the event
-            unsettled: list[tuple[Sequence[Change], Plan]] | None = [] if self.mode is WriteMode.CONCURRENT else None
-            total, refused = self._write_runs(events, unsettled)
-            if unsettled:
-                try:
-                    self._settle([c for cs, _ in unsettled for c in cs], [p for _, p in unsettled])
-                except TransientError:
-                    raise
-                except FieldgraphError:
-                    total, refused = self._write_runs(events, None)
+        return self._holding([c for cs in events for c in cs], lambda: self._write_each(events))
+
+    def _write_each(self, events: Sequence[Sequence[Change]]) -> tuple[Summary, list[tuple[int, FieldgraphError]]]:
+        """:meth:`write_each`, holding the locks (once for the runs and halves, not once each)."""
+        # concurrent mode: placeholders and queries settled once, after the last run (still holding the lock;
+        # settling reads what the graph holds now, so once at the end settles every run); a settle the graph
+        # refuses for good (not seen in practice) writes the batch again settling each run, to find the event
+        unsettled: list[tuple[Sequence[Change], Plan]] | None = [] if self.mode is WriteMode.CONCURRENT else None
+        total, refused = self._write_runs(events, unsettled)
+        if unsettled:
+            try:
+                self._settle([c for cs, _ in unsettled for c in cs], [p for _, p in unsettled])
+            except TransientError:
+                raise
+            except FieldgraphError:
+                total, refused = self._write_runs(events, None)
         return total, refused
 
     def _write_runs(self, events: Sequence[Sequence[Change]], unsettled: list[tuple[Sequence[Change], Plan]] | None
@@ -234,18 +278,40 @@ class Writer:
             self._write_halving(part, start, refused, total, unsettled)
 
     def apply(self, plan: Plan) -> None:
-        """Run the plan's steps in order (the plan is not changed)."""
+        """Run the plan's steps in order (the plan is not changed). Holding writer locks, the placeholder cleanup is
+        that of the locked datasets (another writer may have created a placeholder elsewhere and not linked it yet);
+        a plan that deletes edges first checks it holds the locks of their upstream datasets, where it may leave
+        placeholders."""
         backfill = self.mode is WriteMode.BACKFILL
+        held = self.store.held_keys()
+        if held is not None:
+            self._require(self.read_upstream_datasets(plan))
         for step, rows in (plan.without_cleanup() if backfill else plan).steps():
             if backfill and step in _ORDERED:
                 rows = sorted(rows, key=lambda r: (r["up"], r["down"]))
+            if held is not None and step in _LOCKED_CLEANUP:
+                self.store.run_named(_LOCKED_CLEANUP[step], {"datasets": sorted(held)}, write=True)
+                continue
             self.store.run_step(self._statements.get(step, step), rows)
 
+    def read_upstream_datasets(self, plan: Plan) -> set[str]:
+        """The datasets at the upstream end of the stored edges the plan deletes (replays clear an aspect's edges
+        to write them again; edges derived from a query that never held go): they may be left with placeholders
+        without edges, which the plan's cleanup deletes."""
+        rows = [{"datasetUrn": r["datasetUrn"], "source": r["source"], "queries": False}
+                for r in plan.clear_lineage]
+        rows += [{"datasetUrn": r["datasetUrn"], "source": None, "queries": False}
+                 for r in plan.clear_job_lineage]
+        rows += [{"datasetUrn": r["datasetUrn"], "source": r["only"], "queries": True}
+                 for r in plan.drop_query_lineage]
+        return {r["urn"] for batch in chunks(rows, READ_CHUNK)
+                for r in self.store.run_named("read_upstream_datasets", {"rows": batch})}
+
     def cleanup_placeholders(self) -> None:
-        """Delete placeholder fields and datasets nothing points at any more."""
-        with self._sole_writer():
-            for step in CLEANUP:
-                self.store.run_step(step, ())
+        """Delete placeholder fields and datasets nothing points at any more, in the whole graph: at the end of a
+        backfill, when no other writer writes (no writer lock covers the whole graph)."""
+        for step in CLEANUP:
+            self.store.run_step(step, ())
 
     def _write_verified(self, changes: Sequence[Change]) -> Plan:
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -285,6 +351,7 @@ class Writer:
             datasets.update(d for q in self.read_queries(named).values() for d, _, _ in q.datasets)
         if not datasets:
             return
+        self._require(datasets)  # the datasets naming a query: another writer changes them only holding the query
         joined, ends = settled_query_lineage(self.read_dataset_queries(sorted(datasets)))
         self.apply(plan_query_ends(ends))
         if joined:
@@ -303,6 +370,32 @@ class Writer:
         if fix.steps():
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", len(fix.delete_fields))
+
+
+def lock_keys(changes: Iterable[Change]) -> set[str]:
+    """The writer lock keys of a batch, before reading anything: every dataset it names or references
+    (:func:`datasets_to_read`; a SQL change's tables are references), the datasets of the fields its lineage
+    writes into and those its job runs read and write, the queries it brings or names and the jobs it writes
+    runs of (their nodes and the runs are shared by the datasets they write). A change whose references do not
+    parse adds none: planning it refuses it (and halving the batch finds it)."""
+    keys: set[str] = set()
+    for c in changes:
+        try:
+            keys.update(datasets_to_read([c]))
+            keys.update(queries_named([c]))
+            if isinstance(c, (QueryChange, DataJobChange)):
+                keys.add(c.dataset)
+            elif isinstance(c, (JobLineageChange, SqlChange)):
+                keys.add(c.job)
+            if isinstance(c, (LineageChange, JobLineageChange)):
+                keys.update(parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
+            if isinstance(c, LineageChange):
+                keys.update(parse_field_ref(e.downstream)[0] for e in c.dataset_edges)
+            if isinstance(c, JobLineageChange) and c.operations is not None:
+                keys.update((*c.operations.sources, *c.operations.destinations))
+        except FieldgraphError:
+            continue
+    return keys
 
 
 def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, Sequence[Sequence[Change]]]]:

@@ -1,0 +1,12 @@
+// cleanup_placeholder_fields, in the datasets a writer holds the locks of: their placeholder fields no lineage
+// edge, present or past, refers to any more (fields a job declared stay). Another writer creating or linking a
+// placeholder holds the lock of its dataset, so none of these is one it has created but not linked yet.
+// Locked and looked at again, as in cleanup_placeholder_fields. $datasets: [dataset URN]
+UNWIND $datasets AS urn
+MATCH (:Dataset {urn: urn})-[:HasField]->(f:DatasetField)
+WHERE f.placeholder = true AND NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-()
+  AND coalesce(f.declared, false) = false
+SET f.placeholder = true
+WITH f
+WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-()
+DETACH DELETE f
