@@ -14,7 +14,9 @@ by default, ``neo4j`` started for the run, ``both``, or the URI of a running ser
 - ``rawStore``: that backend's raw ``UNWIND $rows ... MERGE`` rate: the statements and rows ``storeWrite``
   sent, replayed as they are on an empty graph (no state read, no planning); ``storeWriteVsRaw`` =
   storeWrite / rawStore;
-- ``endToEnd``: a ``Worker`` from the broker into an empty graph (decode, plan, write, commit).
+- ``endToEnd``: a ``Worker`` from the broker into an empty graph (decode, plan, write, commit), decoding in its
+  decoder process; ``endToEndDecodingInWorker``: the same with ``decode_processes = 0`` (decoding in the worker's
+  own process, as before), measured right after it.
 
 Prints JSON with events/s and fields/s and ``ratio`` = endToEnd / min(consume, storeWrite) (target >= 0.7);
 with ``both``, one object per backend under ``backends`` and the ratios side by side under ``sideBySide``.
@@ -123,6 +125,7 @@ def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: arg
           file=sys.stderr, flush=True)
 
     e2e_s, e2e_fields = end_to_end(b, broker, topic, n, args.batch)
+    inline_s, _ = end_to_end(b, broker, topic, n, args.batch, decode_processes=0)
 
     consume, store, e2e = rate(consumed, consume_s), rate(n, store_s), rate(n, e2e_s)
     out = {
@@ -134,6 +137,8 @@ def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: arg
         "storeWriteVsRaw": round(raw_s / store_s, 3),
         "endToEnd": {"eventsPerS": e2e, "fieldsPerS": rate(e2e_fields, e2e_s), "seconds": round(e2e_s, 3)},
         "ratio": round(e2e / min(consume, store), 3), "target": 0.7,
+        "endToEndDecodingInWorker": {"eventsPerS": rate(n, inline_s), "seconds": round(inline_s, 3),
+                                     "ratio": round(rate(n, inline_s) / min(consume, store), 3)},
     }
     if args.batch_sizes:
         out["batchSizes"] = [sweep_point(b, broker, topic, changes, n, size, consume) for size in args.batch_sizes]
@@ -144,15 +149,17 @@ def rate(count: int, seconds: float) -> float:
     return round(count / seconds, 1)
 
 
-def end_to_end(b: Backend, broker: Broker, topic: str, n: int, batch: int, worker: type[Worker] = Worker
-               ) -> tuple[float, int]:
+def end_to_end(b: Backend, broker: Broker, topic: str, n: int, batch: int, worker: type[Worker] = Worker,
+               decode_processes: int = 1) -> tuple[float, int]:
     """A ``Worker`` (``batch_size`` ``batch``, a new group) from the broker into an empty graph: the seconds from
     its first batch (after the group join) until it committed ``n`` messages, and the fields it wrote. The
-    worker opens the graph the way a deployment does (the URI)."""
+    worker opens the graph the way a deployment does (the URI); it decodes in ``decode_processes`` processes
+    (0: in its own, as before the decoder process)."""
     b.fresh("bench_kafka_e2e").close()
     cfg = WorkerConfig(bootstrap_servers=broker.bootstrap, group_id=f"e2e-{b.kind}-{time.time_ns()}", topics=[topic],
                        graph=b.uri, graph_name="bench_kafka_e2e", batch_size=batch,
-                       batch_timeout_s=0.2, kafka=dict(FAST_GROUP), log_interval_s=3600)
+                       batch_timeout_s=0.2, kafka=dict(FAST_GROUP), log_interval_s=3600,
+                       decode_processes=decode_processes)
     w = worker(cfg)
     th = threading.Thread(target=w.run, daemon=True)
     th.start()

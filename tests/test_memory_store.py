@@ -170,10 +170,10 @@ def test_writers_in_two_threads_take_turns() -> None:
     entered = threading.Event()
 
     def write_too() -> None:
-        with shared.store.sole_writer():
+        with shared.store.sole_writer(["other"]):  # another dataset: the in-memory graph has one writer at a time
             entered.set()
 
-    with shared.store.sole_writer(), shared.store.sole_writer():  # reentrant in its thread
+    with shared.store.sole_writer(["a"]), shared.store.sole_writer(["a"]):  # reentrant in its thread
         other = threading.Thread(target=write_too)
         other.start()
         assert not entered.wait(0.2)  # another thread waits

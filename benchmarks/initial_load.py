@@ -1,0 +1,160 @@
+"""Initial load from change events: the bulk load (``fieldgraph backfill --bulk``'s way) against the write path,
+side by side in one run, from the same decoded events into an empty graph.
+
+    python benchmarks/initial_load.py                               # embedded, 100k and 1M fields
+    python benchmarks/initial_load.py --graph both --sizes 100k,1M
+    python benchmarks/initial_load.py --sizes 10k                   # quick
+
+The history is DataHub change events for ``benchmarks/graph_curves.py``'s shape: chains of ``--chain`` datasets of
+``--width`` string fields, each dataset a ``schemaMetadata`` and an ``upstreamLineage`` whose fine-grained lineages
+derive field j from fields j and j+1 of the dataset before. The events are decoded once (``decodeS``: the sources'
+``decode_event``, the same for both paths), then, per backend and size:
+
+- ``writePath``: ``LineageGraph.ingest`` of the changes into the empty graph (read state, plan, apply UNWIND
+  statements), batches of ``--batch-events`` events, as ``fieldgraph ingest`` and the backfill without ``--bulk``;
+- ``bulk``: the same ``LineageGraph.ingest`` into the in-memory store (``planS``: the planner and the store's
+  steps), its snapshot (``snapshotS``), then the store's importer (``benchmarks/bulk_load.py``'s: FalkorDB's
+  ``GRAPH.BULK``; Neo4j's files, ``neo4j-admin database import full`` into a stopped server of its own, and the
+  indexes), ``totalS`` without the decode both paths share.
+
+At the smallest size the two graphs are first checked equal (canonical snapshots). Reports fields/s of each path
+and ``bulkOverWritePath`` (the ratio of their rates), the peak memory of this process (the bulk path holds the
+whole graph) and of the server. Prints one JSON object (``--out FILE``: also written there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from backends import add_arguments, backend, ds, machine, specs  # noqa: E402
+from bulk_load import bulk_falkordb, bulk_neo4j  # noqa: E402
+from graph_curves import count, status_kb  # noqa: E402
+
+from fieldgraph.bulk import gc_paused  # noqa: E402
+from fieldgraph.changes import Change  # noqa: E402
+from fieldgraph.graph import LineageGraph, MemoryStore  # noqa: E402
+from fieldgraph.ingest.sources import decode_event  # noqa: E402
+from tests.conftest import lineage_event, schema_event, sf  # noqa: E402
+
+
+def chain_events(n_fields: int, width: int, chain: int) -> list[dict[str, Any]]:
+    """A schema event per dataset, then a lineage event per dataset that has one before it in its chain."""
+    n_ds = n_fields // width
+    paths = [f"c{j}" for j in range(width)]
+    out = [schema_event(ds(i), paths, 1) for i in range(n_ds)]
+    for i in range(n_ds):
+        if i % chain:
+            out.append(lineage_event(ds(i), [(sf(ds(i), f"c{j}"), [sf(ds(i - 1), f"c{k}") for k in
+                                                                      sorted({j, min(j + 1, width - 1)})])
+                                             for j in range(width)], 2))
+    return out
+
+
+def decode(events: list[dict[str, Any]]) -> list[Change]:
+    return [c for i, e in enumerate(events) for c in decode_event(e, origin=f"bench:{i}")]
+
+
+def rate(n: int, seconds: float) -> float:
+    return round(n / seconds, 1) if seconds else 0.0
+
+
+def write_path(b: Any, changes: list[Change], batch_events: int) -> dict[str, Any]:
+    store = b.fresh("bench_initial_write")
+    try:
+        t = time.perf_counter()
+        with gc_paused():
+            report = LineageGraph(store).ingest(changes, batch_events=batch_events)
+        return {"seconds": round(time.perf_counter() - t, 2), "fields": report.counts["fields"],
+                "edges": report.counts["edges"]}
+    finally:
+        store.clear()
+        store.close()
+
+
+def bulk_path(args: argparse.Namespace, b: Any, changes: list[Change], n: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    with gc_paused():
+        memory = MemoryStore()
+        LineageGraph(memory).ingest(changes, batch_events=args.batch_events)
+        plan_s = time.perf_counter() - t
+        t = time.perf_counter()
+        snap = memory.snapshot()
+        del memory
+    snapshot_s = time.perf_counter() - t
+    one = bulk_falkordb(b, snap, n) if b.kind == "falkordb" else bulk_neo4j(args, snap, n)
+    load_s = one["writeS"] + one["importS"] + one["ensureSchemaS"]
+    return {"planS": round(plan_s, 2), "snapshotS": round(snapshot_s, 2), **one,
+            "totalS": round(plan_s + snapshot_s + load_s, 2), "nodes": len(snap.nodes), "edges": len(snap.edges)}
+
+
+def same_graph(b: Any, changes: list[Change], batch_events: int) -> bool:
+    """The write path's graph and the in-memory one the bulk load imports are the same graph."""
+    store = b.fresh("bench_initial_check")
+    try:
+        LineageGraph(store).ingest(changes, batch_events=batch_events)
+        memory = MemoryStore()
+        LineageGraph(memory).ingest(changes, batch_events=batch_events)
+        return store.snapshot().canonical() == memory.snapshot().canonical()
+    finally:
+        store.clear()
+        store.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100k,1M", help="fields per graph (each a fresh graph)")
+    ap.add_argument("--width", type=int, default=50)
+    ap.add_argument("--chain", type=int, default=25)
+    ap.add_argument("--batch-events", type=int, default=1000, help="events per write-path batch")
+    ap.add_argument("--threads", type=int, default=2, help="neo4j-admin import --threads")
+    ap.add_argument("--import-heap", default="1g", help="neo4j-admin's JVM heap")
+    ap.add_argument("--import-off-heap", default="2g", help="neo4j-admin import --max-off-heap-memory")
+    ap.add_argument("--out", help="also write the JSON here")
+    add_arguments(ap)
+    args = ap.parse_args()
+    sizes = [count(s) for s in args.sizes.split(",")]
+    out: dict[str, Any] = {"benchmark": "initial_load", "width": args.width, "chain": args.chain, "backends": {}}
+    for spec in specs(args.graph):
+        with backend(spec, args) as b:
+            check = decode(chain_events(min(sizes[0], 5 * args.width * args.chain), args.width, args.chain))
+            res: dict[str, Any] = {"backend": b.label, "sameGraph": same_graph(b, check, args.batch_events),
+                                   "sizes": []}
+            for n in sizes:
+                print(f"{b.label}: {n} fields ...", file=sys.stderr, flush=True)
+                events = chain_events(n, args.width, args.chain)
+                t = time.perf_counter()
+                with gc_paused():
+                    changes = decode(events)
+                decode_s = time.perf_counter() - t
+                del events
+                write = write_path(b, changes, args.batch_events)
+                server_peak = status_kb(b.pid, "VmHWM") if b.pid else None
+                bulk = bulk_path(args, b, changes, n)
+                row = {"fields": n, "events": len(changes), "decodeS": round(decode_s, 2),
+                       "writePath": {**write, "fieldsPerS": rate(n, write["seconds"])},
+                       "bulk": {**bulk, "fieldsPerS": rate(n, bulk["totalS"])},
+                       "bulkOverWritePath": round(write["seconds"] / bulk["totalS"], 2),
+                       "thisProcessPeakRssMb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                       "serverPeakRssMbAfterWritePath": round(server_peak / 1024) if server_peak else None}
+                res["sizes"].append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+                del changes
+            out["backends"][b.key] = res
+    out["machine"] = machine()
+    text = json.dumps(out, indent=2)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
