@@ -64,6 +64,8 @@ BENCHMARKS = [
     Bench("writers", "--groups 4 --datasets 40 --steps 3 --batch 50 --rounds 3 --warmup 2",
           "--groups 4 --datasets 10 --steps 2 --batch 20",
           graph=True),
+    Bench("bulk_load", "--sizes 100k,1M", "--sizes 10k --streaming-at 10k", graph=True),
+    Bench("initial_load", "--sizes 100k,1M", "--sizes 10k", graph=True, neo4j="--sizes 100k"),
     Bench("reopen", "--fields 100000,300000,1000000", "--fields 20000"),
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),

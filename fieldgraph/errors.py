@@ -189,6 +189,12 @@ class AmbiguousReferenceError(GraphError, LookupError):
         super().__init__(f"{ref!r} matches {len(candidates)} fields; name one of: " + ", ".join(candidates))
 
 
+class AOFDamaged(GraphError):
+    """The embedded graph's append-only file is damaged (cut, garbled, emptied or without its manifest): it is
+    not opened with data missing; ``fieldgraph server check`` says what, ``fieldgraph server repair`` keeps what
+    can be kept. Not transient: retrying does not help."""
+
+
 class BulkLoadError(GraphError):
     """A bulk import (``fieldgraph.graph.bulkload``) that cannot take the graph (a property with values of
     several types, a value the importer cannot hold) or whose importer failed: permanent."""
@@ -215,8 +221,9 @@ class EmitError(FieldgraphError):
 
 
 __all__ = [
-    "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError", "EventError",
-    "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused", "GraphURIError",
-    "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError", "NotFoundError", "QueryTimeout",
-    "SchemaNormalizationError", "SourceUnavailable", "SqlError", "TransientError", "UrnError", "WorkerError", "require"
+    "AOFDamaged", "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError",
+    "EventError", "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused",
+    "GraphURIError", "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError",
+    "NotFoundError", "QueryTimeout", "SchemaNormalizationError", "SourceUnavailable", "SqlError",
+    "TransientError", "UrnError", "WorkerError", "require",
 ]

@@ -2,6 +2,7 @@
 
 from fieldgraph.errors import (
     AmbiguousReferenceError,
+    AOFDamaged,
     BulkLoadError,
     GraphError,
     GraphNotEmpty,
@@ -11,12 +12,6 @@ from fieldgraph.errors import (
     NotFoundError,
     QueryTimeout,
 )
-
-
-class AOFDamaged(GraphError):
-    """The embedded graph's append-only file is damaged (cut, garbled, emptied or without its manifest): it is
-    not opened with data missing; ``fieldgraph server check`` says what, ``fieldgraph server repair`` keeps what
-    can be kept. Not transient: retrying does not help."""
 
 
 class LockKeysError(Exception):
