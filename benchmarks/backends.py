@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import platform
 import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,41 @@ def timed(fn):  # type: ignore[no-untyped-def]
 
 def ds(i: int) -> str:
     return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
+
+
+def history_events(datasets: int, steps: int, width: int, urn: Callable[[int], str] = ds) -> list[dict[str, Any]]:
+    """DataHub events: per step, each dataset's schema (``width`` string fields, one more each step) and its field
+    lineage from the dataset before it (the first from itself); datasets named by ``urn``."""
+    def col(j: int) -> dict[str, Any]:
+        return {"fieldPath": f"c{j}", "nullable": True, "type": {"type": {"com.linkedin.schema.StringType": {}}},
+                "nativeDataType": "string", "recursive": False, "isPartOfKey": False}
+
+    out = []
+    for step in range(steps):
+        for i in range(datasets):
+            aspect = {"schemaName": f"t{i}", "platform": "urn:li:dataPlatform:hive", "version": step, "hash": "",
+                      "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
+                      "fields": [col(j) for j in range(width + step)]}
+            out.append({"entityType": "dataset", "entityUrn": urn(i), "changeType": "UPSERT",
+                        "aspectName": "schemaMetadata", "systemMetadata": {"lastObserved": 1000 + step},
+                        "aspect": {"value": json.dumps(aspect), "contentType": "application/json"}})
+            fgl = [{"upstreamType": "FIELD_SET", "upstreams": [f"urn:li:schemaField:({urn(max(i - 1, 0))},c{j})"],
+                    "downstreamType": "FIELD", "downstreams": [f"urn:li:schemaField:({urn(i)},c{j})"],
+                    "transformOperation": "IDENTITY"} for j in range(width)]
+            out.append({"entityType": "dataset", "entityUrn": urn(i), "changeType": "UPSERT",
+                        "aspectName": "upstreamLineage", "systemMetadata": {"lastObserved": 2000 + step},
+                        "aspect": {"value": json.dumps({"upstreams": [], "fineGrainedLineages": fgl}),
+                                   "contentType": "application/json"}})
+    return out
+
+
+def report(out: dict[str, Any], path: str | Path | None) -> None:
+    """A benchmark's JSON, with the machine it ran on: printed, and written to ``path`` when given."""
+    out["machine"] = machine()
+    text = json.dumps(out, indent=2)
+    print(text)
+    if path:
+        Path(path).write_text(text + "\n")
 
 
 #: the property every benchmark field edge carries (and its fact key: graph/history.py)

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backends import EDGE_PROPS, FACT, add_arguments, backend, build_query_graph, ds, machine, specs
+from backends import EDGE_PROPS, FACT, add_arguments, backend, build_query_graph, ds, report, specs
 from graph_curves import count, status_kb
 
 from fieldgraph.bulk import gc_paused
@@ -187,11 +187,7 @@ def main() -> int:
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 del snap
             out["backends"][b.key] = res
-    out["machine"] = machine()
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    report(out, args.out)
     return 0
 
 

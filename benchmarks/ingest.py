@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import Backend, add_arguments, backend, machine, record_ingest, replay, specs  # noqa: E402
+from backends import Backend, add_arguments, backend, history_events, machine, record_ingest, replay, specs  # noqa: E402
 
 from fieldgraph.graph import LineageGraph  # noqa: E402
 from fieldgraph.ingest.config import WorkerConfig  # noqa: E402
@@ -52,30 +52,6 @@ from tests.services import KafkaServer  # noqa: E402
 
 def ds(i: int) -> str:
     return f"urn:li:dataset:(urn:li:dataPlatform:hive,bench.t{i},PROD)"
-
-
-def events(datasets: int, steps: int, width: int) -> list[dict]:
-    def col(j: int) -> dict:
-        return {"fieldPath": f"c{j}", "nullable": True, "type": {"type": {"com.linkedin.schema.StringType": {}}},
-                "nativeDataType": "string", "recursive": False, "isPartOfKey": False}
-
-    out = []
-    for step in range(steps):
-        for i in range(datasets):
-            aspect = {"schemaName": f"t{i}", "platform": "urn:li:dataPlatform:hive", "version": step, "hash": "",
-                      "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
-                      "fields": [col(j) for j in range(width + step)]}
-            out.append({"entityType": "dataset", "entityUrn": ds(i), "changeType": "UPSERT",
-                        "aspectName": "schemaMetadata", "systemMetadata": {"lastObserved": 1000 + step},
-                        "aspect": {"value": json.dumps(aspect), "contentType": "application/json"}})
-            fgl = [{"upstreamType": "FIELD_SET", "upstreams": [f"urn:li:schemaField:({ds(max(i - 1, 0))},c{j})"],
-                    "downstreamType": "FIELD", "downstreams": [f"urn:li:schemaField:({ds(i)},c{j})"],
-                    "transformOperation": "IDENTITY"} for j in range(width)]
-            out.append({"entityType": "dataset", "entityUrn": ds(i), "changeType": "UPSERT",
-                        "aspectName": "upstreamLineage", "systemMetadata": {"lastObserved": 2000 + step},
-                        "aspect": {"value": json.dumps({"upstreams": [], "fineGrainedLineages": fgl}),
-                                   "contentType": "application/json"}})
-    return out
 
 
 def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: argparse.Namespace) -> dict:
@@ -206,7 +182,7 @@ def main() -> None:
     add_arguments(ap)
     args = ap.parse_args()
 
-    evs = events(args.datasets, args.steps, args.width)
+    evs = history_events(args.datasets, args.steps, args.width)
     changes = [ch for e in evs for ch in decode_event(e)]
     from fieldgraph.ingest.emitter import event_key
 

@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import add_arguments, backend, ds, machine, specs  # noqa: E402
+from backends import add_arguments, backend, ds, report, specs  # noqa: E402
 from bulk_load import bulk_falkordb, bulk_neo4j  # noqa: E402
 from graph_curves import count, status_kb  # noqa: E402
 
@@ -148,11 +148,7 @@ def main() -> int:
                 print(json.dumps(row), file=sys.stderr, flush=True)
                 del changes
             out["backends"][b.key] = res
-    out["machine"] = machine()
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n")
+    report(out, args.out)
     return 0
 
 

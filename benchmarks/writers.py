@@ -38,7 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import Backend, add_arguments, backend, machine, specs  # noqa: E402
+from backends import Backend, add_arguments, backend, history_events, machine, specs  # noqa: E402
 
 from fieldgraph.graph import LineageGraph, open_store  # noqa: E402
 from fieldgraph.ingest.sources import decode_event  # noqa: E402
@@ -49,30 +49,8 @@ def ds(group: int, i: int) -> str:
 
 
 def group_events(group: int, datasets: int, steps: int, width: int) -> list[dict[str, Any]]:
-    """One group's history: per step, each dataset's schema (a field more each step) and field lineage from the
-    dataset before it in the group (the first from itself)."""
-    def col(j: int) -> dict[str, Any]:
-        return {"fieldPath": f"c{j}", "nullable": True, "type": {"type": {"com.linkedin.schema.StringType": {}}},
-                "nativeDataType": "string", "recursive": False, "isPartOfKey": False}
-
-    out = []
-    for step in range(steps):
-        for i in range(datasets):
-            aspect = {"schemaName": f"t{i}", "platform": "urn:li:dataPlatform:hive", "version": step, "hash": "",
-                      "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
-                      "fields": [col(j) for j in range(width + step)]}
-            out.append({"entityType": "dataset", "entityUrn": ds(group, i), "changeType": "UPSERT",
-                        "aspectName": "schemaMetadata", "systemMetadata": {"lastObserved": 1000 + step},
-                        "aspect": {"value": json.dumps(aspect), "contentType": "application/json"}})
-            up = ds(group, max(i - 1, 0))
-            fgl = [{"upstreamType": "FIELD_SET", "upstreams": [f"urn:li:schemaField:({up},c{j})"],
-                    "downstreamType": "FIELD", "downstreams": [f"urn:li:schemaField:({ds(group, i)},c{j})"],
-                    "transformOperation": "IDENTITY"} for j in range(width)]
-            out.append({"entityType": "dataset", "entityUrn": ds(group, i), "changeType": "UPSERT",
-                        "aspectName": "upstreamLineage", "systemMetadata": {"lastObserved": 2000 + step},
-                        "aspect": {"value": json.dumps({"upstreams": [], "fineGrainedLineages": fgl}),
-                                   "contentType": "application/json"}})
-    return out
+    """One group's history (``history_events`` on the group's datasets)."""
+    return history_events(datasets, steps, width, urn=lambda i: ds(group, i))
 
 
 # --- the writer processes ------------------------------------------------------------------------------------
