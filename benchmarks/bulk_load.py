@@ -149,18 +149,23 @@ def bulk_neo4j(args: argparse.Namespace, snap: Snapshot, n: int) -> dict[str, An
             server.stop()
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_load_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options of a bulk-load benchmark: sizes, the graph's shape, the importers' settings, the backends."""
     ap.add_argument("--sizes", default="100k,1M", help="fields per graph (each a fresh graph)")
-    ap.add_argument("--streaming-at", type=count, default=100_000, help="fields streamed for the rate to compare")
     ap.add_argument("--width", type=int, default=50)
     ap.add_argument("--chain", type=int, default=25)
-    ap.add_argument("--batch", type=int, default=5000, help="rows per UNWIND statement (streaming)")
     ap.add_argument("--threads", type=int, default=2, help="neo4j-admin import --threads")
     ap.add_argument("--import-heap", default="1g", help="neo4j-admin's JVM heap")
     ap.add_argument("--import-off-heap", default="2g", help="neo4j-admin import --max-off-heap-memory")
     ap.add_argument("--out", help="also write the JSON here")
     add_arguments(ap)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--streaming-at", type=count, default=100_000, help="fields streamed for the rate to compare")
+    ap.add_argument("--batch", type=int, default=5000, help="rows per UNWIND statement (streaming)")
+    add_load_arguments(ap)
     args = ap.parse_args()
     sizes = [count(s) for s in args.sizes.split(",")]
     out: dict[str, Any] = {"benchmark": "bulk_load", "width": args.width, "chain": args.chain, "backends": {}}

@@ -34,8 +34,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import add_arguments, backend, ds, report, specs  # noqa: E402
-from bulk_load import bulk_falkordb, bulk_neo4j  # noqa: E402
+from backends import backend, ds, report, specs  # noqa: E402
+from bulk_load import add_load_arguments, bulk_falkordb, bulk_neo4j  # noqa: E402
 from graph_curves import count, status_kb  # noqa: E402
 
 from fieldgraph.bulk import gc_paused  # noqa: E402
@@ -110,15 +110,8 @@ def same_graph(b: Any, changes: list[Change], batch_events: int) -> bool:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="100k,1M", help="fields per graph (each a fresh graph)")
-    ap.add_argument("--width", type=int, default=50)
-    ap.add_argument("--chain", type=int, default=25)
     ap.add_argument("--batch-events", type=int, default=1000, help="events per write-path batch")
-    ap.add_argument("--threads", type=int, default=2, help="neo4j-admin import --threads")
-    ap.add_argument("--import-heap", default="1g", help="neo4j-admin's JVM heap")
-    ap.add_argument("--import-off-heap", default="2g", help="neo4j-admin import --max-off-heap-memory")
-    ap.add_argument("--out", help="also write the JSON here")
-    add_arguments(ap)
+    add_load_arguments(ap)
     args = ap.parse_args()
     sizes = [count(s) for s in args.sizes.split(",")]
     out: dict[str, Any] = {"benchmark": "initial_load", "width": args.width, "chain": args.chain, "backends": {}}
