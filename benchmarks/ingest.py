@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import Backend, add_arguments, backend, history_events, machine, record_ingest, replay, specs  # noqa: E402
+from backends import Backend, add_arguments, backend, history_events, record_ingest, replay, report, specs  # noqa: E402
 
 from fieldgraph.graph import LineageGraph  # noqa: E402
 from fieldgraph.ingest.config import WorkerConfig  # noqa: E402
@@ -203,19 +203,15 @@ def main() -> None:
 
     if len(results) == 1:
         (out,) = results.values()
-        out["machine"] = machine()
     else:
-        out = {"machine": machine(), "backends": results, "sideBySide": {
+        out = {"backends": results, "sideBySide": {
             "ratio": {k: r["ratio"] for k, r in results.items()},
             "storeWriteVsRaw": {k: r["storeWriteVsRaw"] for k, r in results.items()},
             "eventsPerS": {k: {"consume": r["consume"]["eventsPerS"], "rawStore": r["rawStore"]["eventsPerS"],
                                "storeWrite": r["storeWrite"]["eventsPerS"], "endToEnd": r["endToEnd"]["eventsPerS"]}
                            for k, r in results.items()},
             "target": 0.7}}
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(out, args.out)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from backends import Backend, add_arguments, backend, history_events, machine, specs  # noqa: E402
+from backends import Backend, add_arguments, backend, history_events, report, specs  # noqa: E402
 
 from fieldgraph.graph import LineageGraph, open_store  # noqa: E402
 from fieldgraph.ingest.sources import decode_event  # noqa: E402
@@ -268,13 +268,10 @@ def main() -> None:
     for spec in specs(args.graph):
         with backend(spec, args) as b:
             results[b.key] = run(b, groups, args)
-    out: dict[str, Any] = {**next(iter(results.values())), "machine": machine()} if len(results) == 1 else {
-        "machine": machine(), "backends": results,
+    out: dict[str, Any] = dict(next(iter(results.values()))) if len(results) == 1 else {
+        "backends": results,
         "sideBySide": {k: {path: r[path]["speedup"] for path in ("direct", "proxied")} for k, r in results.items()}}
-    text = json.dumps(out, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    report(out, args.out)
 
 
 if __name__ == "__main__":

@@ -420,10 +420,8 @@ class Worker:
             if d.changes:
                 batch.per_msg.append((m, list(d.changes)))
                 continue
-            if d.kind != "aspect" and d.kind is not None:
-                batch.bad.append((m, d.kind, d.reason))
-                continue
-            self.stats.ignored += 1
+            if d.kind in (None, "aspect"):  # nothing fieldgraph reads: skipped, or dead-lettered when strict
+                self.stats.ignored += 1
             if d.kind is not None:
                 batch.bad.append((m, d.kind, d.reason))
         batch.per_msg = _across_partitions(batch.per_msg)

@@ -25,8 +25,12 @@ C = TypeVar("C", bound=type)
 def pickled_by_fields(cls: C) -> C:
     """Pickle the dataclass ``cls``'s instances as a call of ``cls`` with their field values: a third of the
     default's cost to load (the Kafka worker's decoder processes send every field and change they decode)."""
-    get: Callable[[Any], Any] = attrgetter(*(f.name for f in fields(cls)))
-    setattr(cls, "__reduce__", lambda self: (cls, get(self)))  # noqa: B010 - a method set on a built class
+    names = [f.name for f in fields(cls)]
+    get: Callable[[Any], Any] = attrgetter(*names)
+    if len(names) == 1:  # attrgetter of one name gives the value, not a tuple of one
+        setattr(cls, "__reduce__", lambda self: (cls, (get(self),)))  # noqa: B010 - a method set on a built class
+    else:
+        setattr(cls, "__reduce__", lambda self: (cls, get(self)))  # noqa: B010
     return cls
 
 

@@ -61,3 +61,18 @@ def test_a_dead_decoder_process_is_started_again() -> None:
         assert procs.decode(items) == first  # the worker's retry decodes the batch again
     finally:
         procs.close()
+
+
+def test_pickled_by_fields_keeps_a_one_field_class_whole() -> None:
+    from dataclasses import dataclass
+
+    from fieldgraph.normalizers.fields import pickled_by_fields
+
+    @pickled_by_fields
+    @dataclass(frozen=True)
+    class One:
+        only: tuple[str, ...]
+
+    globals()["One"] = One  # pickle finds a class by its module's name
+    One.__qualname__ = "One"
+    assert pickle.loads(pickle.dumps(One(("a", "b")))) == One(("a", "b"))
