@@ -19,8 +19,9 @@ the graph (``fieldgraph.graph``) plans and writes them. Nothing below the source
   it writes; the newest replaces the job's edges wherever they are;
 - :class:`AspectDelete` and :class:`DatasetDelete`.
 
-Every change carries ``dataset`` (a canonical dataset URN), ``ts`` (ms; orders changes of one aspect)
-and ``origin`` (where it was read: ``file:line``, ``topic[partition]@offset``). Field references
+Every change carries the URN it is about (:func:`subject`: ``dataset``, a canonical dataset URN; ``query`` in a
+:class:`QueryChange`, ``job`` in a :class:`DataJobChange`), ``ts`` (ms; orders changes of one aspect) and
+``origin`` (where it was read: ``file:line``, ``topic[partition]@offset``). Field references
 (``FieldEdge.downstream``/``upstream``, ``fields``) are field URNs whose path may be v2, v1 dotted
 or an RFC slash path; the graph resolves them against the dataset's fields.
 
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, assert_never
 
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
@@ -257,10 +258,10 @@ class SqlChange:
 class QueryChange:
     """A DataHub query entity's SQL (``queryProperties.statement``), kept in the graph (a ``Query`` node) so
     that the lineage of every dataset whose lineage aspect names the query without field lineage
-    (:attr:`LineageChange.queries`) is derived from it, whichever of the two arrives first. ``dataset``
+    (:attr:`LineageChange.queries`) is derived from it, whichever of the two arrives first. ``query``
     is the query's URN (it keys the change as a dataset URN keys the others)."""
 
-    dataset: str
+    query: str
     statement: str
     language: str = "SQL"
     ts: int = 0
@@ -289,11 +290,11 @@ class DataJobChange:
     """A DataHub data job's whole column lineage (``dataJobInputOutput``): its edges into the fields of the
     datasets it writes (``outputs``), with the same properties as a dataset's ``upstreamLineage`` edges. The
     newest (``ts``) replaces the job's edges wherever they are: those it no longer lists stop holding, also in
-    datasets it no longer writes; an empty one (the aspect deleted) ends them all. ``dataset`` is the job's URN
+    datasets it no longer writes; an empty one (the aspect deleted) ends them all. ``job`` is the job's URN
     (``urn:li:dataJob:...``): it keys the change as a dataset URN keys the others, and every edge keeps it
     (``program``). ``fields``: output fields the job declares (with no upstream too)."""
 
-    dataset: str
+    job: str
     edges: tuple[FieldEdge, ...] = ()
     dataset_edges: tuple[FieldEdge, ...] = ()
     fields: tuple[str, ...] = ()
@@ -340,6 +341,26 @@ AspectChange: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | Sql
 Change: TypeAlias = AspectChange | DatasetDelete
 
 
+# --- what each kind of change says ----------------------------------------------------------------------
+#
+# Code that does something different per kind of change matches on :data:`Change` and ends with
+# ``case _: assert_never(c)``: a new kind is then named by mypy at every place it must reach.
+
+
+def subject(change: Change) -> str:
+    """The URN a change is about: its dataset's, or the query's (:class:`QueryChange`) or the job's
+    (:class:`DataJobChange`)."""
+    match change:
+        case QueryChange(query=urn) | DataJobChange(job=urn):
+            return urn
+        case (SchemaChange(dataset=urn) | LineageChange(dataset=urn) | JobLineageChange(dataset=urn)
+              | SqlChange(dataset=urn) | EditableSchemaChange(dataset=urn) | AspectDelete(dataset=urn)
+              | DatasetDelete(dataset=urn)):
+            return urn
+        case _:
+            assert_never(change)
+
+
 def references(change: Change) -> list[str]:
     """The upstream references of a change (field URNs, dataset URNs of dataset edges)."""
     match change:
@@ -354,8 +375,10 @@ def references(change: Change) -> list[str]:
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
         case SqlChange(tables=tables):
             return [urn for _, urn in tables]
-        case _:
+        case SchemaChange() | QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             return []
+        case _:
+            assert_never(change)
 
 
 __all__ = [
@@ -364,5 +387,5 @@ __all__ = [
     "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
     "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations",
     "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata",
-    "operation_subtype", "references",
+    "operation_subtype", "references", "subject",
 ]

@@ -37,7 +37,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from fieldgraph.changes import (
     DATASET_UPSTREAM_LINEAGE,
@@ -57,8 +57,10 @@ from fieldgraph.changes import (
     QueryChange,
     RunOperations,
     SchemaChange,
+    SqlChange,
     references,
 )
+from fieldgraph.errors import InputError
 from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, SchemaField, is_v2, v1_path
 from fieldgraph.normalizers.urns import DatasetUrn, canonical_dataset_urn, decode, make_field_urn
 
@@ -209,8 +211,8 @@ def newest_queries(changes: Iterable[Change]) -> dict[str, QueryChange]:
     """The newest statement of each query a batch brings (the later one of equal stamps)."""
     out: dict[str, QueryChange] = {}
     for c in changes:
-        if isinstance(c, QueryChange) and (c.dataset not in out or c.ts >= out[c.dataset].ts):
-            out[c.dataset] = c
+        if isinstance(c, QueryChange) and (c.query not in out or c.ts >= out[c.query].ts):
+            out[c.query] = c
     return out
 
 
@@ -248,10 +250,16 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
     """The datasets whose state :func:`plan_changes` needs: every dataset a change names or references."""
     urns: dict[str, None] = {}
     for c in changes:
-        if isinstance(c, QueryChange):
-            continue
-        if not isinstance(c, DataJobChange):  # a job's URN is not a dataset's: its references are
-            urns[c.dataset] = None
+        match c:
+            case QueryChange():
+                continue
+            case DataJobChange():  # a job's URN is not a dataset's: its references are
+                pass
+            case (SchemaChange() | LineageChange() | JobLineageChange() | SqlChange() | EditableSchemaChange()
+                  | AspectDelete() | DatasetDelete()):
+                urns[c.dataset] = None
+            case _:
+                assert_never(c)
         for ref in references(c):
             urns[_dataset_of(ref)] = None
     return list(urns)
@@ -387,21 +395,28 @@ class _Groups:
         planner, which reads the job edges' times)."""
         g = cls()
         for c in changes:
-            for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
-                match x:
-                    case SchemaChange() | AspectDelete(aspect="schemaMetadata"):
-                        g.schemas.setdefault(x.dataset, []).append(x)
-                    case JobLineageChange() | AspectDelete(aspect="jobLineage"):
-                        g.jobs.setdefault(x.dataset, []).append(x)
-                    case LineageChange(aspect=aspect) | AspectDelete(aspect=("upstreamLineage" as aspect)) | \
-                            AspectDelete(aspect=("datasetUpstreamLineage" as aspect)):
-                        g.lineage.setdefault((x.dataset, aspect), []).append(x)
-                    case QueryChange():
-                        g.queries.append(x)
-                    case EditableSchemaChange() | AspectDelete(aspect="editableSchemaMetadata"):
-                        g.editable.setdefault(x.dataset, []).append(x)
-                    case DataJobChange():
-                        g.data_jobs.append(x)
+            match c:
+                case SchemaChange():
+                    g.schemas.setdefault(c.dataset, []).append(c)
+                case JobLineageChange():
+                    g.jobs.setdefault(c.dataset, []).append(c)
+                case LineageChange():
+                    g.lineage.setdefault((c.dataset, c.aspect), []).append(c)
+                case QueryChange():
+                    g.queries.append(c)
+                case EditableSchemaChange():
+                    g.editable.setdefault(c.dataset, []).append(c)
+                case DataJobChange():
+                    g.data_jobs.append(c)
+                case AspectDelete():
+                    g.add_delete(c)
+                case DatasetDelete():
+                    for d in c.aspects():
+                        g.add_delete(d)
+                case SqlChange():  # planned as the job lineage it amounts to (fieldgraph.graph.sql.derive_sql)
+                    pass
+                case _:
+                    assert_never(c)
         empty = DatasetState("")
         for urn, schemas in g.schemas.items():
             st = state.get(urn, empty)
@@ -409,6 +424,20 @@ class _Groups:
         for (urn, aspect), lineage in g.lineage.items():
             g.lineage[(urn, aspect)] = in_arrival_order(lineage, state.get(urn, empty).last_time(aspect))
         return g
+
+
+    def add_delete(self, d: AspectDelete) -> None:
+        match d.aspect:
+            case "schemaMetadata":
+                self.schemas.setdefault(d.dataset, []).append(d)
+            case "jobLineage":
+                self.jobs.setdefault(d.dataset, []).append(d)
+            case "upstreamLineage" | "datasetUpstreamLineage":
+                self.lineage.setdefault((d.dataset, d.aspect), []).append(d)
+            case "editableSchemaMetadata":
+                self.editable.setdefault(d.dataset, []).append(d)
+            case _:
+                assert_never(d.aspect)
 
 
 C = TypeVar("C", bound=SchemaChange | LineageChange | JobLineageChange | AspectDelete)
@@ -466,7 +495,8 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
     stored ``data_jobs`` it changes. Pure."""
     if history is None:
         if history_needed(changes, state):
-            raise ValueError("these changes need the stored history of what they change (history_needed)")
+            raise InputError("plan_changes: these changes need the stored history of what they change "
+                             "(history_needed)")
         history = History()
     groups = _Groups.of(changes, state)
     planner = _Planner(state, history)
@@ -812,12 +842,12 @@ class _Planner:
         came before it, stored or in the batch."""
         newest: dict[str, DataJobChange] = {}
         for c in changes:
-            prev = newest.get(c.dataset)
+            prev = newest.get(c.job)
             if c.ts == UNSTAMPED:
-                held = stored.get(c.dataset)
+                held = stored.get(c.job)
                 c = replace(c, ts=max(prev.ts if prev else 0, held.ts if held else 0))
             if prev is None or c.ts >= prev.ts:
-                newest[c.dataset] = c
+                newest[c.job] = c
         self.plan.tally["superseded"] += len(changes) - len(newest)
         for job, c in newest.items():
             held = stored.get(job)

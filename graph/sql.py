@@ -24,14 +24,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 from fieldgraph.changes import (
     DIRECT,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
+    DataJobChange,
     DatasetDelete,
     EdgeProps,
+    EditableSchemaChange,
     FieldEdge,
     JobLineageChange,
     LineageChange,
@@ -176,10 +179,16 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
     """The queries a batch brings or names (to read before :func:`query_lineage`)."""
     urns: dict[str, None] = {}
     for c in changes:
-        if isinstance(c, QueryChange):
-            urns[c.dataset] = None
-        elif isinstance(c, LineageChange):
-            urns.update((q, None) for q, _ in c.queries)
+        match c:
+            case QueryChange():
+                urns[c.query] = None
+            case LineageChange():
+                urns.update((q, None) for q, _ in c.queries)
+            case (SchemaChange() | JobLineageChange() | SqlChange() | EditableSchemaChange() | DataJobChange()
+                  | AspectDelete() | DatasetDelete()):
+                pass
+            case _:
+                assert_never(c)
     return list(urns)
 
 
@@ -193,8 +202,7 @@ def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
                   if q not in stored or stored[q].ts <= c.ts}
     present: dict[str, LineageChange | None] = {}  # None: the batch deletes the aspect last
     for c in changes:
-        deleted = isinstance(c, DatasetDelete) or (isinstance(c, AspectDelete) and c.aspect == UPSTREAM_LINEAGE)
-        if deleted:
+        if isinstance(c, DatasetDelete) or (isinstance(c, AspectDelete) and c.aspect == UPSTREAM_LINEAGE):
             present[c.dataset] = None
         elif isinstance(c, LineageChange) and c.aspect == UPSTREAM_LINEAGE:
             st = state.get(c.dataset)

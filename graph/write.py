@@ -36,7 +36,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from fieldgraph.changes import (
     JOB_LINEAGE,
@@ -47,12 +47,14 @@ from fieldgraph.changes import (
     DataJobChange,
     DatasetDelete,
     EditableSchemaChange,
+    FieldEdge,
     JobLineageChange,
     LineageChange,
     QueryChange,
     SchemaChange,
     SqlChange,
     references,
+    subject,
 )
 from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
 
@@ -172,7 +174,7 @@ class Writer:
             changes = [*changes, *joined]
         changes, derived = derive_sql(changes, state)
         check_values(derived)
-        jobs = sorted({c.dataset for c in changes if isinstance(c, DataJobChange)})
+        jobs = sorted({c.job for c in changes if isinstance(c, DataJobChange)})
         stored_jobs = self.read_data_jobs(jobs) if jobs else {}
         self._require({*state, *lock_keys(changes), *(o for j in stored_jobs.values() for o in j.outputs),
                        *(d for q in queries.values() for d, _, _ in q.datasets)})
@@ -344,9 +346,8 @@ class Writer:
         before another's write: make the graph's query-derived edges what it now joins (idempotent; whichever
         writer finishes last sees every write)."""
         named = queries_named(changes)
-        datasets = {c.dataset for c in changes
-                    if isinstance(c, DatasetDelete) or (isinstance(c, (LineageChange, AspectDelete))
-                                                        and c.aspect == UPSTREAM_LINEAGE)}
+        datasets = {c.dataset for c in changes if isinstance(c, (DatasetDelete, LineageChange, AspectDelete))
+                    and (isinstance(c, DatasetDelete) or c.aspect == UPSTREAM_LINEAGE)}
         if named:
             datasets.update(d for q in self.read_queries(named).values() for d, _, _ in q.datasets)
         if not datasets:
@@ -361,8 +362,8 @@ class Writer:
             self.apply(plan_query_ends(ends))
 
     def _settle_placeholders(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
-        urns = {c.dataset for c in changes if isinstance(c, SchemaChange)
-                or (isinstance(c, AspectDelete) and c.aspect == SCHEMA_METADATA)}
+        urns = {c.dataset for c in changes if isinstance(c, (SchemaChange, AspectDelete))
+                and (isinstance(c, SchemaChange) or c.aspect == SCHEMA_METADATA)}
         urns.update(r["datasetUrn"] for plan in plans for r in plan.ensure_fields)
         if not urns:
             return
@@ -383,19 +384,31 @@ def lock_keys(changes: Iterable[Change]) -> set[str]:
         try:
             keys.update(datasets_to_read([c]))
             keys.update(queries_named([c]))
-            if isinstance(c, (QueryChange, DataJobChange)):
-                keys.add(c.dataset)
-            elif isinstance(c, (JobLineageChange, SqlChange)):
-                keys.add(c.job)
-            if isinstance(c, (LineageChange, JobLineageChange)):
-                keys.update(parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
-            if isinstance(c, LineageChange):
-                keys.update(parse_field_ref(e.downstream)[0] for e in c.dataset_edges)
-            if isinstance(c, JobLineageChange) and c.operations is not None:
-                keys.update((*c.operations.sources, *c.operations.destinations))
+            keys.update(_written_keys(c))
         except FieldgraphError:
             continue
     return keys
+
+
+def _written_keys(c: Change) -> Iterator[str]:
+    """The lock keys of what a change writes beyond the datasets it names or references: the query or job whose
+    node it writes, the datasets of the fields its lineage writes into, those its job run read and wrote."""
+    match c:
+        case QueryChange(query=urn) | DataJobChange(job=urn):
+            yield urn
+        case SqlChange(job=job):
+            yield job
+        case LineageChange() | JobLineageChange():
+            if isinstance(c, JobLineageChange):
+                yield c.job
+            edges = (*c.edges, *c.dataset_edges) if isinstance(c, LineageChange) else c.edges
+            yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in edges)))
+            if isinstance(c, JobLineageChange) and c.operations is not None:
+                yield from (*c.operations.sources, *c.operations.destinations)
+        case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
+            pass
+        case _:
+            assert_never(c)
 
 
 def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, Sequence[Sequence[Change]]]]:
@@ -416,9 +429,21 @@ def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, 
 
 def _versioned(c: Change) -> Iterator[tuple[str, str]]:
     """The (aspect, dataset or data job) whose versions ``c`` changes (job lineage adds runs: not a version)."""
-    for x in c.aspects() if isinstance(c, DatasetDelete) else (c,):
-        if isinstance(x, (SchemaChange, LineageChange, DataJobChange, AspectDelete)) and x.aspect != JOB_LINEAGE:
-            yield x.aspect, x.dataset
+    match c:
+        case SchemaChange() | LineageChange():
+            yield c.aspect, c.dataset
+        case DataJobChange():
+            yield c.aspect, c.job
+        case AspectDelete():
+            if c.aspect != JOB_LINEAGE:
+                yield c.aspect, c.dataset
+        case DatasetDelete():
+            for d in c.aspects():
+                yield from _versioned(d)
+        case JobLineageChange() | SqlChange() | QueryChange() | EditableSchemaChange():
+            pass
+        case _:
+            assert_never(c)
 
 
 #: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)
@@ -458,20 +483,22 @@ def check_values(changes: Sequence[Change]) -> None:
 def _long_keys(c: Change) -> Iterator[str]:
     """The node keys of a change over :data:`MAX_KEY_BYTES`: its dataset (or query) URN, its fields' URNs, what
     it references (upstream fields and datasets, read and dropped fields), the queries it names, job and run."""
-    keys: list[str | None] = [c.dataset, *references(c)]
-    if isinstance(c, SchemaChange):
-        keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
-    elif isinstance(c, (LineageChange, JobLineageChange, DataJobChange)):
-        keys += (*c.fields, *(e.downstream for e in c.edges))
-        if isinstance(c, DataJobChange):
-            keys += (e.downstream for e in c.dataset_edges)
-        elif isinstance(c, LineageChange):
-            keys += (e.downstream for e in c.dataset_edges)
-            keys += (q for q, _ in c.queries)
-        else:
+    keys: list[str | None] = [subject(c), *references(c)]
+    match c:
+        case SchemaChange():
+            keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
+        case DataJobChange():
+            keys += (*c.fields, *(e.downstream for e in (*c.edges, *c.dataset_edges)))
+        case LineageChange():
+            keys += (*c.fields, *(e.downstream for e in (*c.edges, *c.dataset_edges)), *(q for q, _ in c.queries))
+        case JobLineageChange():
+            keys += (*c.fields, *(e.downstream for e in c.edges), c.job, c.run)
+        case SqlChange():
             keys += (c.job, c.run)
-    elif isinstance(c, SqlChange):
-        keys += (c.job, c.run)
+        case QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
+            pass
+        case _:
+            assert_never(c)
     return (k for k in keys if k is not None and len(k) * 4 > MAX_KEY_BYTES and len(k.encode()) > MAX_KEY_BYTES)
 
 
@@ -487,46 +514,60 @@ def _clip(text: str, n: int) -> str:
 
 
 def _where(c: Change) -> str:
-    return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
+    return f"{subject(c)}{f' ({c.origin})' if c.origin else ''}"
 
 
 def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]:
     """The texts, integers and floats of a change that reach the graph."""
-    texts: list[str | None] = [c.dataset]
+    texts: list[str | None] = [subject(c)]
     ints: list[int | None] = [c.ts]
     floats: list[float] = []
-    if isinstance(c, SchemaChange):
-        texts += (c.name, c.hash, c.platform, c.platform_schema)
-        ints.append(c.version)
-        for f in c.fields:
-            t = f.type
-            texts += (f.fieldPath, f.nativeDataType, f.description, f.jsonProps, t.key_type, t.value_type,
-                      *f.tags, *(t.nested_type or ()))
-        for path, terms in c.glossary_terms.items():
-            texts += (path, *terms)
-    elif isinstance(c, (LineageChange, JobLineageChange, DataJobChange)):
-        texts += c.fields
-        if isinstance(c, DataJobChange):
-            texts += c.outputs
-        if isinstance(c, LineageChange):
-            texts += (x for q, ups in c.queries for x in (q, *ups))
-        if isinstance(c, JobLineageChange):
-            texts += (c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
+    match c:
+        case SchemaChange():
+            texts += _schema_texts(c)
+            ints.append(c.version)
+        case LineageChange():
+            texts += (*c.fields, *(x for q, ups in c.queries for x in (q, *ups)))
+            _edge_values((*c.edges, *c.dataset_edges), texts, ints, floats)
+        case DataJobChange():
+            texts += (*c.fields, *c.outputs)
+            _edge_values((*c.edges, *c.dataset_edges), texts, ints, floats)
+        case JobLineageChange():
+            texts += (*c.fields, c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
             if c.operations is not None:
                 texts += (c.operations.operations, *c.operations.sources, *c.operations.destinations)
-        for e in (*c.edges, *(() if isinstance(c, JobLineageChange) else c.dataset_edges)):
-            p = e.props
-            texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run,
-                      p.description, p.operation_set, *p.transformations)
-            ints += (p.run_time, p.created_at)
-            floats.append(p.confidence)
-    elif isinstance(c, SqlChange):
-        texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
-    elif isinstance(c, QueryChange):
-        texts += (c.statement, c.language)
-    elif isinstance(c, EditableSchemaChange):
-        texts += (x for path, labels in c.labels for x in (path, *labels))
+            _edge_values(c.edges, texts, ints, floats)
+        case SqlChange():
+            texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
+        case QueryChange():
+            texts += (c.statement, c.language)
+        case EditableSchemaChange():
+            texts += (x for path, labels in c.labels for x in (path, *labels))
+        case AspectDelete() | DatasetDelete():
+            pass
+        case _:
+            assert_never(c)
     return texts, ints, floats
+
+
+def _schema_texts(c: SchemaChange) -> Iterator[str | None]:
+    yield from (c.name, c.hash, c.platform, c.platform_schema)
+    for f in c.fields:
+        t = f.type
+        yield from (f.fieldPath, f.nativeDataType, f.description, f.jsonProps, t.key_type, t.value_type, *f.tags,
+                    *(t.nested_type or ()))
+    for path, terms in c.glossary_terms.items():
+        yield from (path, *terms)
+
+
+def _edge_values(edges: Iterable[FieldEdge], texts: list[str | None], ints: list[int | None],
+                 floats: list[float]) -> None:
+    for e in edges:
+        p = e.props
+        texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run, p.description,
+                  p.operation_set, *p.transformations)
+        ints += (p.run_time, p.created_at)
+        floats.append(p.confidence)
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:

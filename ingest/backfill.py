@@ -54,6 +54,7 @@ from fieldgraph.changes import (
     Change,
     DataJobChange,
     DatasetDelete,
+    subject,
 )
 from fieldgraph.errors import FieldgraphError, GraphNotEmpty, InputError, TransientError
 from fieldgraph.graph import FalkorStore, GraphStore, LineageGraph, WriteMode, Writer
@@ -264,7 +265,7 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                 kept += 1
                 for x in _expand(c):
                     counts["changes"] += 1
-                    yield (x.dataset, x.aspect), (CHANGES, [((rank, local, raw.line, raw.item, i), x)])
+                    yield (subject(x), x.aspect), (CHANGES, [((rank, local, raw.line, raw.item, i), x)])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
@@ -339,7 +340,7 @@ def _write(writer: Writer, changes: Sequence[Change], counts: Counter[str], refu
         # from the event alone)
         done, refused = writer.write_each([[c] for c in changes])
         for i, exc in refused:
-            log.warning("refused %s: %s", changes[i].origin or changes[i].dataset, exc)
+            log.warning("refused %s: %s", changes[i].origin or subject(changes[i]), exc)
             refusals.append(json.dumps(_refusal(changes[i], exc).to_json(), default=str))
         counts.update(done.counts)
         counts["refusedAtWrite"] += len(refused)

@@ -58,7 +58,7 @@ def shop(graph: Any) -> Any:
 
 def test_a_job_aspect_decodes_to_one_change_with_its_outputs_and_edges() -> None:
     (c,) = decode_event(job_io([(sf(CLEAN, "email"), [sf(RAW, "email")])], [CLEAN, MART], 10, op="HASH"))
-    assert isinstance(c, DataJobChange) and c.dataset == JOB and c.ts == 10
+    assert isinstance(c, DataJobChange) and c.job == JOB and c.ts == 10
     assert c.outputs == (CLEAN, MART)
     (e,) = c.edges
     assert (e.downstream, e.upstream) == (sf(CLEAN, "email"), sf(RAW, "email"))
