@@ -1,4 +1,4 @@
-"""What the write path's value check costs: decode, check (``fieldgraph.graph.write.check_values``) and plan of
+"""What the write path's value check costs: decode, check (``fieldgraph.graph.values.check_values``) and plan of
 the same batch, side by side, in one process (no graph: the check runs before planning, on the typed changes).
 
 The batch: ``--datasets`` tables of ``--fields`` columns each (a schema MCP with a description per field), every
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fieldgraph.graph.plan import plan_changes
-from fieldgraph.graph.write import check_values
+from fieldgraph.graph.values import check_values
 from fieldgraph.ingest.sources import decode_event
 
 

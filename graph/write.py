@@ -1,11 +1,14 @@
 """The one write path: typed changes -> a plan -> the graph. File replay, the Kafka worker, the HTTP
 service and the Spark job all write through :class:`Writer`; none of them names a statement.
 
-A batch is: read the state of the datasets it touches (and, for the aspects it changes out of time order,
-their stored timelines: :mod:`fieldgraph.graph.history`), plan (pure, :mod:`fieldgraph.graph.plan`),
-apply the plan's steps in order (one ``UNWIND`` statement per step and batch of rows). Writers that share a
+A batch, decoded, goes through two stages, each entered once per run: planning
+(:func:`fieldgraph.graph.batch.plan_batch`: read the state of the datasets it touches and, for the aspects it changes
+out of time order, their stored timelines (:mod:`fieldgraph.graph.history`), derive the lineage of its SQL, plan:
+pure, :mod:`fieldgraph.graph.plan`), then :meth:`Writer.apply` (the plan's steps in order, one ``UNWIND`` statement
+per step and batch of rows). Writers that share a
 graph (two ``ingest`` runs, workers, the HTTP service) take turns per dataset: each batch is read, planned and
-written holding the writer locks (:meth:`GraphStore.sole_writer`) of what it reads and writes (:func:`lock_keys`:
+written holding the writer locks (:meth:`GraphStore.sole_writer`) of what it reads and writes
+(:func:`~fieldgraph.graph.batch.lock_keys`:
 the datasets it names or references, the queries and jobs it writes; then what reading shows it reaches: a data
 job's stored outputs, the datasets naming a query it changes, the upstream datasets of edges it removes), so no
 batch is planned against a state another writer changes before it is written, and writers on different datasets
@@ -32,51 +35,36 @@ cleanup of a batch is that of its locked datasets. The modes differ only where s
 from __future__ import annotations
 
 import logging
-import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from enum import StrEnum
 from typing import Any, TypeVar, assert_never
 
 from fieldgraph.changes import (
     JOB_LINEAGE,
-    SCHEMA_METADATA,
-    UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
     DataJobChange,
     DatasetDelete,
     EditableSchemaChange,
-    FieldEdge,
     JobLineageChange,
     LineageChange,
     QueryChange,
     SchemaChange,
     SqlChange,
-    references,
-    subject,
 )
-from fieldgraph.errors import FieldgraphError, GraphRefused, GraphUnavailable, TransientError
+from fieldgraph.errors import FieldgraphError, GraphUnavailable, TransientError
 
 from . import cypher as cy
+from .batch import (
+    lock_keys,
+    plan_batch,
+    plan_placeholder_settlement,
+    plan_query_ends_again,
+    plan_query_settlement,
+)
 from .errors import LockKeysError
 from .history import TIME_PROPS, Fact, Held, Span, state_props
-from .plan import (
-    DatasetQueries,
-    DatasetState,
-    History,
-    HistoryRequest,
-    StoredJob,
-    StoredQuery,
-    datasets_to_read,
-    field_urn,
-    history_needed,
-    parse_field_ref,
-    plan_changes,
-    plan_placeholder_resolution,
-    plan_query_ends,
-)
-from .sql import derive_sql, queries_named, query_lineage, settled_query_lineage
+from .plan import DatasetQueries, DatasetState, History, HistoryRequest, StoredJob, StoredQuery
 from .steps import CLEANUP, Plan, Step, Summary
 from .store import GraphStore
 
@@ -160,27 +148,12 @@ class Writer:
         return out
 
     def plan(self, changes: Sequence[Change]) -> Plan:
-        """Read the state (and the history) the batch needs and plan it (no writes). SQL changes become the
-        job lineage they amount to against the schemas read (:mod:`fieldgraph.graph.sql`). Holding writer
-        locks, it checks they cover what the reads showed the batch reaches (:class:`LockKeysError` if not)."""
-        check_values(changes)
-        state = self.read_state(datasets_to_read(changes))
-        named = queries_named(changes)
-        queries = self.read_queries(named) if named else {}
-        if named:
-            joined = query_lineage(changes, queries, state)
-            more = [u for u in datasets_to_read(joined) if u not in state]
-            state = {**state, **self.read_state(more)} if more else state
-            changes = [*changes, *joined]
-        changes, derived = derive_sql(changes, state)
-        check_values(derived)
-        jobs = sorted({c.job for c in changes if isinstance(c, DataJobChange)})
-        stored_jobs = self.read_data_jobs(jobs) if jobs else {}
-        self._require({*state, *lock_keys(changes), *(o for j in stored_jobs.values() for o in j.outputs),
-                       *(d for q in queries.values() for d, _, _ in q.datasets)})
-        return plan_changes(changes, state, self.read_history(history_needed(changes, state)), queries, stored_jobs)
+        """Read what the batch needs and plan it (no writes): the planning stage
+        (:func:`fieldgraph.graph.batch.plan_batch`), reading from this writer's store. Holding writer locks, it
+        checks they cover what the reads showed the batch reaches (:class:`LockKeysError` if not)."""
+        return plan_batch(changes, self)
 
-    def _require(self, keys: Iterable[str]) -> None:
+    def require_locks(self, keys: Iterable[str]) -> None:
         """Raise :class:`LockKeysError` if this thread holds writer locks and ``keys`` are not all among them."""
         held = self.store.held_keys()
         if held is not None:
@@ -287,7 +260,7 @@ class Writer:
         backfill = self.mode is WriteMode.BACKFILL
         held = self.store.held_keys()
         if held is not None:
-            self._require(self.read_upstream_datasets(plan))
+            self.require_locks(self.read_upstream_datasets(plan))
         for step, rows in (plan.without_cleanup() if backfill else plan).steps():
             if backfill and step in _ORDERED:
                 rows = sorted(rows, key=lambda r: (r["up"], r["down"]))
@@ -345,70 +318,20 @@ class Writer:
         """Queries and the lineage naming them, written by several writers at once, may each have been planned
         before another's write: make the graph's query-derived edges what it now joins (idempotent; whichever
         writer finishes last sees every write)."""
-        named = queries_named(changes)
-        datasets = {c.dataset for c in changes if isinstance(c, (DatasetDelete, LineageChange, AspectDelete))
-                    and (isinstance(c, DatasetDelete) or c.aspect == UPSTREAM_LINEAGE)}
-        if named:
-            datasets.update(d for q in self.read_queries(named).values() for d, _, _ in q.datasets)
-        if not datasets:
+        settlement = plan_query_settlement(changes, self)
+        if settlement is None:
             return
-        self._require(datasets)  # the datasets naming a query: another writer changes them only holding the query
-        joined, ends = settled_query_lineage(self.read_dataset_queries(sorted(datasets)))
-        self.apply(plan_query_ends(ends))
+        ends, joined = settlement
+        self.apply(ends)
         if joined:
             self._write_verified(joined)
-            # another writer may have dropped a query from a lineage between that read and this write
-            _, ends = settled_query_lineage(self.read_dataset_queries(sorted({c.dataset for c in joined})))
-            self.apply(plan_query_ends(ends))
+            self.apply(plan_query_ends_again(joined, self))
 
     def _settle_placeholders(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
-        urns = {c.dataset for c in changes if isinstance(c, (SchemaChange, AspectDelete))
-                and (isinstance(c, SchemaChange) or c.aspect == SCHEMA_METADATA)}
-        urns.update(r["datasetUrn"] for plan in plans for r in plan.ensure_fields)
-        if not urns:
-            return
-        fix = plan_placeholder_resolution(self.read_state(sorted(urns)))
-        if fix.steps():
+        fix = plan_placeholder_settlement(changes, plans, self)
+        if fix is not None and fix.steps():
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", len(fix.delete_fields))
-
-
-def lock_keys(changes: Iterable[Change]) -> set[str]:
-    """The writer lock keys of a batch, before reading anything: every dataset it names or references
-    (:func:`datasets_to_read`; a SQL change's tables are references), the datasets of the fields its lineage
-    writes into and those its job runs read and write, the queries it brings or names and the jobs it writes
-    runs of (their nodes and the runs are shared by the datasets they write). A change whose references do not
-    parse adds none: planning it refuses it (and halving the batch finds it)."""
-    keys: set[str] = set()
-    for c in changes:
-        try:
-            keys.update(datasets_to_read([c]))
-            keys.update(queries_named([c]))
-            keys.update(_written_keys(c))
-        except FieldgraphError:
-            continue
-    return keys
-
-
-def _written_keys(c: Change) -> Iterator[str]:
-    """The lock keys of what a change writes beyond the datasets it names or references: the query or job whose
-    node it writes, the datasets of the fields its lineage writes into, those its job run read and wrote."""
-    match c:
-        case QueryChange(query=urn) | DataJobChange(job=urn):
-            yield urn
-        case SqlChange(job=job):
-            yield job
-        case LineageChange() | JobLineageChange():
-            if isinstance(c, JobLineageChange):
-                yield c.job
-            edges = (*c.edges, *c.dataset_edges) if isinstance(c, LineageChange) else c.edges
-            yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in edges)))
-            if isinstance(c, JobLineageChange) and c.operations is not None:
-                yield from (*c.operations.sources, *c.operations.destinations)
-        case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
-            pass
-        case _:
-            assert_never(c)
 
 
 def one_version_each(events: Sequence[Sequence[Change]]) -> Iterator[tuple[int, Sequence[Sequence[Change]]]]:
@@ -444,130 +367,6 @@ def _versioned(c: Change) -> Iterator[tuple[str, str]]:
             pass
         case _:
             assert_never(c)
-
-
-#: what neither store can hold in a string: NUL (FalkorDB's query text ends there) and lone surrogates (not UTF-8)
-_UNSTORABLE_CHARS = re.compile("[\x00\ud800-\udfff]")
-_INT64 = (-(2**63), 2**63)
-#: the longest node key (a URN, a field URN, a job or run name), in UTF-8 bytes: FalkorDB's unique index crashes
-#: the server on keys over 4 KiB (FalkorDB 4.x, EnforceUniqueEntity), Neo4j's index refuses keys of about 8 KiB
-MAX_KEY_BYTES = 4000
-
-
-def check_values(changes: Sequence[Change]) -> None:
-    """Every value the changes bring is one both stores hold the same way: strings without NUL or lone
-    surrogates, integers within 64 bits, finite numbers. Else :class:`GraphRefused` naming the change (its
-    dataset and origin) and the value, before anything is written: a refused batch leaves nothing half-written.
-    (Types are the sources' to check: their models give strings where the graph stores strings.)"""
-    for c in changes:
-        texts, ints, floats = _values(c)
-        bad = _UNSTORABLE_CHARS.search("\x01".join(t for t in texts if t))
-        if bad:
-            text = next(t for t in texts if t and _UNSTORABLE_CHARS.search(t))
-            what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"
-            raise GraphRefused(f"{_where(c)}: {text.encode('utf-8', 'backslashreplace').decode()[:120]!r} holds "
-                               f"{what}")
-        if not all(map(math.isfinite, floats)):
-            raise GraphRefused(f"{_where(c)}: a confidence of {next(f for f in floats if not math.isfinite(f))} "
-                               "is not a finite number")
-        huge = [n for n in ints if n is not None and not _INT64[0] <= n < _INT64[1]]
-        if huge:
-            raise GraphRefused(f"{_where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
-        long = next(_long_keys(c), None)
-        if long is not None:
-            raise GraphRefused(f"{_clip(_where(c), 200)}: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
-                               f"longer than the {MAX_KEY_BYTES} bytes the graph indexes (URNs, field paths "
-                               "with their dataset URN, job and run names)")
-
-
-def _long_keys(c: Change) -> Iterator[str]:
-    """The node keys of a change over :data:`MAX_KEY_BYTES`: its dataset (or query) URN, its fields' URNs, what
-    it references (upstream fields and datasets, read and dropped fields), the queries it names, job and run."""
-    keys: list[str | None] = [subject(c), *references(c)]
-    match c:
-        case SchemaChange():
-            keys += (_field_key(c.dataset, f.fieldPath) for f in c.fields)
-        case DataJobChange():
-            keys += (*c.fields, *(e.downstream for e in (*c.edges, *c.dataset_edges)))
-        case LineageChange():
-            keys += (*c.fields, *(e.downstream for e in (*c.edges, *c.dataset_edges)), *(q for q, _ in c.queries))
-        case JobLineageChange():
-            keys += (*c.fields, *(e.downstream for e in c.edges), c.job, c.run)
-        case SqlChange():
-            keys += (c.job, c.run)
-        case QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
-            pass
-        case _:
-            assert_never(c)
-    return (k for k in keys if k is not None and len(k) * 4 > MAX_KEY_BYTES and len(k.encode()) > MAX_KEY_BYTES)
-
-
-def _field_key(dataset: str, path: str) -> str | None:
-    """A schema field's URN, built only when it may be too long (percent-encoding at most triples a path)."""
-    if len(dataset.encode()) + 3 * len(path.encode()) + 32 <= MAX_KEY_BYTES:
-        return None
-    return field_urn(dataset, path)
-
-
-def _clip(text: str, n: int) -> str:
-    return text if len(text) <= n else text[:n] + "..."
-
-
-def _where(c: Change) -> str:
-    return f"{subject(c)}{f' ({c.origin})' if c.origin else ''}"
-
-
-def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]:
-    """The texts, integers and floats of a change that reach the graph."""
-    texts: list[str | None] = [subject(c)]
-    ints: list[int | None] = [c.ts]
-    floats: list[float] = []
-    match c:
-        case SchemaChange():
-            texts += _schema_texts(c)
-            ints.append(c.version)
-        case LineageChange():
-            texts += (*c.fields, *(x for q, ups in c.queries for x in (q, *ups)))
-            _edge_values((*c.edges, *c.dataset_edges), texts, ints, floats)
-        case DataJobChange():
-            texts += (*c.fields, *c.outputs)
-            _edge_values((*c.edges, *c.dataset_edges), texts, ints, floats)
-        case JobLineageChange():
-            texts += (*c.fields, c.job, c.run, *c.reads, *(x for pair in c.dropped for x in pair))
-            if c.operations is not None:
-                texts += (c.operations.operations, *c.operations.sources, *c.operations.destinations)
-            _edge_values(c.edges, texts, ints, floats)
-        case SqlChange():
-            texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
-        case QueryChange():
-            texts += (c.statement, c.language)
-        case EditableSchemaChange():
-            texts += (x for path, labels in c.labels for x in (path, *labels))
-        case AspectDelete() | DatasetDelete():
-            pass
-        case _:
-            assert_never(c)
-    return texts, ints, floats
-
-
-def _schema_texts(c: SchemaChange) -> Iterator[str | None]:
-    yield from (c.name, c.hash, c.platform, c.platform_schema)
-    for f in c.fields:
-        t = f.type
-        yield from (f.fieldPath, f.nativeDataType, f.description, f.jsonProps, t.key_type, t.value_type, *f.tags,
-                    *(t.nested_type or ()))
-    for path, terms in c.glossary_terms.items():
-        yield from (path, *terms)
-
-
-def _edge_values(edges: Iterable[FieldEdge], texts: list[str | None], ints: list[int | None],
-                 floats: list[float]) -> None:
-    for e in edges:
-        p = e.props
-        texts += (e.downstream, e.upstream, p.transformation, p.subtype, p.query, p.program, p.run, p.description,
-                  p.operation_set, *p.transformations)
-        ints += (p.run_time, p.created_at)
-        floats.append(p.confidence)
 
 
 def _field_timeline(row: dict[str, Any]) -> list[Held]:

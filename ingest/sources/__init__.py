@@ -20,7 +20,7 @@ from typing import Any
 
 from fieldgraph.changes import Change
 from fieldgraph.errors import EventError, FieldgraphError
-from fieldgraph.graph.write import check_values
+from fieldgraph.graph.values import check_values
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 from .cdap import decode_cdap_event
@@ -35,7 +35,7 @@ def decode_event(obj: Any, origin: str = "", *, platforms: PlatformMapping = DEF
     """The dataset changes in one event, or :class:`EventError`. Events fieldgraph has no use for (other
     entities and aspects) give an empty list. ``platforms`` maps OpenLineage namespaces to platforms.
 
-    Every value the changes carry is one the graph can store (:func:`fieldgraph.graph.write.check_values`: no
+    Every value the changes carry is one the graph can store (:func:`fieldgraph.graph.values.check_values`: no
     NUL or lone surrogate, integers within 64 bits, finite numbers, keys of bounded length), so that a bad
     event is rejected as it is read, wherever it is read, instead of being found in a batch the graph refuses.
     Whatever else fails in reading one event is that event's fault, never the run's: nesting too deep for the
