@@ -1,7 +1,8 @@
 """fieldgraph.graph: the lineage graph on embedded FalkorDB, a FalkorDB server or Neo4j.
 
 It owns every Cypher statement (``cypher/``) and the one write path: typed changes
-(:mod:`fieldgraph.changes`) are planned (``plan.py``) and written (``write.py``) here.
+(:mod:`fieldgraph.changes`) are planned (``batch.py``: the planning stage; ``plan/``: the planners) and written
+(``write.py``) here.
 """
 
 from .embedded import DEFAULT_DATA_DIR, EmbeddedServer

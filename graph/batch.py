@@ -154,12 +154,13 @@ def _written_keys(c: Change) -> Iterator[str]:
             yield urn
         case SqlChange(job=job):
             yield job
-        case LineageChange() | JobLineageChange():
-            if isinstance(c, JobLineageChange):
-                yield c.job
-            edges = (*c.edges, *c.dataset_edges) if isinstance(c, LineageChange) else c.edges
-            yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in edges)))
-            if isinstance(c, JobLineageChange) and c.operations is not None:
+        case LineageChange():
+            yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges),
+                                                            *(e.downstream for e in c.dataset_edges)))
+        case JobLineageChange():
+            yield c.job
+            yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
+            if c.operations is not None:
                 yield from (*c.operations.sources, *c.operations.destinations)
         case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             pass

@@ -317,7 +317,7 @@ class MemoryStore(GraphStore):
             return list(self._keys[label].values())
         return [n for n in self._nodes.values() if n.label == label]
 
-    # ---- writes: the steps of graph/plan.py, in its order ----
+    # ---- writes: the steps of graph/steps.py, in their order ----
 
     def _upsert_datasets(self, p: Mapping[str, Any]) -> list[Row]:
         for row in p["rows"]:

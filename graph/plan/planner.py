@@ -19,11 +19,13 @@ from .state import TIMES_PROP, DatasetState, FieldState, History
 
 
 def dataset_props(urn: str) -> dict[str, Any]:
+    """The properties of a dataset node its URN gives."""
     d = DatasetUrn.parse(urn)
     return {"platform": d.platform, "name": d.name, "env": d.env}
 
 
 def field_props(dataset_urn: str, f: SchemaField) -> dict[str, Any]:
+    """The properties of a field node a schema field gives."""
     t = f.type
     return {
         "datasetUrn": dataset_urn, "fieldPath": f.fieldPath, "simplePath": f.simple_path, "type": t.name,
@@ -57,9 +59,11 @@ class Planner:
         self.dropped: dict[tuple[str, str], None] = {}
 
     def stored(self, urn: str) -> DatasetState:
+        """A dataset's state as read before the batch (an empty one if the graph does not hold it)."""
         return self.state.get(urn) or DatasetState(urn)
 
     def dataset_row(self, urn: str) -> dict[str, Any]:
+        """The properties the plan sets on a dataset (``upsert_datasets``), added on first use."""
         if urn not in self.dataset_rows:
             props = dataset_props(urn)
             if urn not in self.state:
@@ -67,15 +71,15 @@ class Planner:
             self.dataset_rows[urn] = props
         return self.dataset_rows[urn]
 
-
     def add_times(self, urn: str, aspect: AspectName, times: Iterable[int]) -> None:
+        """The times of an aspect's versions, the stored ones and ``times``."""
         merged = sorted({*self.stored(urn).version_times(aspect), *times})
         self.dataset_row(urn)[TIMES_PROP[aspect]] = merged
-
 
     # ---- references ----
 
     def ensure_dataset(self, ds: str) -> None:
+        """A placeholder dataset for ``ds`` unless the graph or the batch has it."""
         if ds not in self.state and ds not in self.dataset_rows and ds not in self.ensured:
             self.plan.ensure_datasets.append({"urn": ds, "props": {**dataset_props(ds), "placeholder": True}})
             self.ensured.add(ds)
@@ -128,10 +132,10 @@ class Planner:
         return purn
 
     def dataset_target(self, ref: str) -> str:
+        """The dataset a dataset edge comes from (a placeholder if the graph does not have it)."""
         ds = canonical_dataset_urn(ref)
         self.ensure_dataset(ds)
         return ds
-
 
     # ---- placeholders a schema resolves ----
 
@@ -165,7 +169,6 @@ class Planner:
             rows.append(move)
         self.plan.delete_fields.append({"urn": placeholder})
 
-
     # ---- edges ----
 
     def facts(self, change: LineageChange | DataJobChange, source: str | None = None) -> list[Fact]:
@@ -190,6 +193,7 @@ class Planner:
              "props": {**f.props, "fact": f.fact, "lastSeen": last_seen}})
 
     def past_edge(self, span: Span) -> None:
+        """An edge that held over a span of the past and no longer does."""
         f = span.fact
         props = {**f.props, "validFrom": span.start, "validTo": span.end, "firstSeen": span.first_seen,
                  "lastSeen": span.last_seen}
@@ -198,14 +202,14 @@ class Planner:
         (self.plan.create_past_dataset_edges if f.dataset else self.plan.create_past_field_edges).append(
             {"down": f.down, "up": f.up, "props": props})
 
-
     def end_query_lineage(self, rows: list[QueryEndRow]) -> None:
         """Query-derived edges stop holding (see ``close_query_lineage.cypher``)."""
         self.plan.close_query_lineage.extend(rows)
         self.plan.drop_query_lineage.extend(rows)
 
-
     def finish(self) -> Plan:
+        """The plan, with the rows merged over the batch (job edges and runs, dropped fields, datasets) and the
+        placeholder cleanups if a step removes nodes or edges."""
         plan = self.plan
         plan.merge_job_edges.extend(self.job_edges.values())
         for row, ops in self.job_runs.values():
