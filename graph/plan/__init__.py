@@ -1,11 +1,11 @@
 """Changes -> graph writes, as pure code: typed changes and the current state in, parameter rows out.
 
 The one write path (``fieldgraph.graph.write``) runs it for file replay, the Kafka worker, the HTTP
-service and the Spark job::
+service and the Spark job, from its planning stage (:func:`fieldgraph.graph.batch.plan_batch`)::
 
-    state = store.read_state(datasets_to_read(changes))   # the only read, before planning
-    plan = plan_changes(changes, state)                    # pure
-    apply(plan)                                            # one UNWIND per step and batch
+    state = reads.read_state(datasets_to_read(changes))   # the reads, before planning
+    plan = plan_changes(changes, state, history, ...)      # pure
+    writer.apply(plan)                                     # one UNWIND per step and batch
 
 Rules (see the graph model in ``cypher/``):
 
