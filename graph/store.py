@@ -419,25 +419,17 @@ class FalkorStore(GraphStore):
         it by number, and replaying the file after a crash crashes the server (FalkorDB issues #2235, #2457).
         With every name registered first, no later statement adds one."""
         names, keys = cy.vocabulary()
-        known = {r["label"] for r in self.run("CALL db.labels() YIELD label RETURN label")}
-        known |= {r["t"] for r in self.run("CALL db.relationshipTypes() YIELD relationshipType RETURN "
-                                           "relationshipType AS t")}
-        have = {r["k"] for r in self.run("CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k")}
+        read_labels, read_types, read_keys = cy.statements("vocabulary_falkordb")
+        known = {r["label"] for r in self.run(read_labels)} | {r["relationshipType"] for r in self.run(read_types)}
+        have = {r["propertyKey"] for r in self.run(read_keys)}
         labels = sorted(n for n in names - known if n in cy.NODE_LABELS)
         types = sorted(n for n in names - known if n not in cy.NODE_LABELS)
         missing = sorted(keys - have)
-        if not (labels or types or missing):
-            return
-        nodes = [f"(n{i}:{label})" for i, label in enumerate(labels)] + ["(a)", "(b)"]
-        rels = [f"(a)-[r{i}:{t}]->(b)" for i, t in enumerate(types)]
-        sets = [f"a.{k} = 0" for k in missing]
-        stmt = "CREATE " + ", ".join(nodes + rels) + (" SET " + ", ".join(sets) if sets else "") + \
-            " WITH * DETACH DELETE " + ", ".join([f"n{i}" for i in range(len(labels))] + ["a", "b"])
-        self.run(stmt, write=True)
+        if labels or types or missing:
+            self.run(_register_statement(labels, types, missing), write=True)
 
     def _indices(self) -> list[dict[str, Any]]:
-        rows = self.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
-        return rows
+        return self.run_named("indexes_falkordb")
 
     def clear(self) -> None:
         try:
@@ -453,6 +445,18 @@ class FalkorStore(GraphStore):
             pass
         if self.server is not None:
             self.server.stop()
+
+
+def _register_statement(labels: list[str], types: list[str], keys: list[str]) -> str:
+    """One write that names ``labels``, relationship types ``types`` and property keys ``keys`` and leaves nothing
+    behind: it creates a node per label, two nodes joined by an edge per type, sets every key on one of them, and
+    deletes them all. Built here, at run time, because it names what the graph does not hold yet, and Cypher
+    takes no label, type or property key as a parameter: the one statement not in ``cypher/``."""
+    nodes = [f"(n{i}:{label})" for i, label in enumerate(labels)] + ["(a)", "(b)"]
+    rels = [f"(a)-[r{i}:{t}]->(b)" for i, t in enumerate(types)]
+    sets = [f"a.{k} = 0" for k in keys]
+    return "CREATE " + ", ".join(nodes + rels) + (" SET " + ", ".join(sets) if sets else "") + \
+        " WITH * DETACH DELETE " + ", ".join([f"n{i}" for i in range(len(labels))] + ["a", "b"])
 
 
 # --- Neo4j --------------------------------------------------------------------------------------------
