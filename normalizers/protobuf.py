@@ -162,10 +162,10 @@ def _load(schema: Any, label: str, imports: Any, import_paths: Any) -> tuple[Any
                 return _build_pool(files, label), None
         try:
             schema = data.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as exc:
             raise SchemaNormalizationError(
                 "neither .proto text (not UTF-8) nor a serialized FileDescriptorSet", schema=label
-            ) from None
+            ) from exc
     if not isinstance(schema, str):
         raise SchemaNormalizationError(
             f"a Protobuf schema is .proto text, FileDescriptorSet bytes or a descriptor, not {type(schema).__name__}",
@@ -222,8 +222,8 @@ def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]
     try:
         import grpc_tools
         from grpc_tools import _protoc_compiler
-    except ImportError:  # pragma: no cover - a declared dependency
-        raise SchemaNormalizationError("compiling .proto text needs the grpcio-tools package") from None
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise SchemaNormalizationError("compiling .proto text needs the grpcio-tools package") from exc
     from google.protobuf import descriptor_pb2
 
     files = {main: text}
