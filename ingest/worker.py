@@ -195,7 +195,7 @@ class Worker:
         self._producer = self._new_producer(cfg, self._kafka_error)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="fieldgraph-writer")
         consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                 on_lost=self._on_revoke)
+                           on_lost=self._on_revoke)
         if cfg.metrics_port:
             self._metrics = _Metrics(cfg.metrics_port)
         log.info("worker %s: group %r, topics %s, graph %s", cfg.bootstrap_servers, cfg.group_id,
