@@ -5,7 +5,8 @@ sqlglot's line, column and message) and says what each writes (:attr:`Statement.
 (:attr:`Statement.tables`). :func:`derive` then answers which source columns each target column comes
 from, given the columns of the tables it reads (the schemas the graph holds): ``SELECT *`` and
 unqualified names are resolved against them by sqlglot's ``qualify``; this module walks the scopes
-(CTEs, subqueries, unions, lateral views and unnests) down to the physical tables.
+(CTEs, subqueries, unions, lateral views and unnests) down to the physical tables. A text is parsed once: a
+statement keeps sqlglot's tree, which the walk only reads (it qualifies a copy), and derives from it.
 
 Every edge gets OpenLineage's vocabulary:
 
@@ -87,7 +88,7 @@ class Statement:
         return self.tree
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled without its tree: loading a tree costs about what parsing its text does, and is 25 times the
+        """Pickled without its tree: loading a tree costs about what parsing its text does, in many times its
         bytes (the Kafka worker's decoder processes send the SQL changes they decode)."""
         return Statement, (self.text, self.dialect, self.kind, self.target, self.columns, self.tables, self.index)
 
