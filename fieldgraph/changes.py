@@ -32,10 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, assert_never
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_never
 
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
+
+if TYPE_CHECKING:
+    from fieldgraph.sqllineage import Statement
 
 SCHEMA_METADATA: Literal["schemaMetadata"] = "schemaMetadata"
 QUERY_PROPERTIES: Literal["queryProperties"] = "queryProperties"
@@ -237,7 +240,9 @@ class SqlChange:
     writes it) -> its dataset URN; ``target``: the statement's name for ``dataset`` (empty: a SELECT
     whose results ``dataset`` holds); ``query``: what edges record as their query (default: the statement);
     ``strict``: a statement that cannot be derived refuses the change (else it is logged and left out: the
-    lineage of a DataHub query joined to an aspect that was sent without it)."""
+    lineage of a DataHub query joined to an aspect that was sent without it); ``parsed``: ``statement`` as its
+    source split it (:func:`fieldgraph.sqllineage.parse_statements`), so that the graph does not parse it again
+    (``None``: the graph parses ``statement``)."""
 
     dataset: str
     job: str
@@ -250,6 +255,7 @@ class SqlChange:
     ts: int = 0
     origin: str = ""
     strict: bool = True
+    parsed: Statement | None = field(default=None, compare=False, repr=False)
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 

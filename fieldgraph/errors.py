@@ -21,12 +21,16 @@
     │   ├── GraphUnavailable (transient)
     │   ├── GraphRefused                 the store refused a statement or its parameters: permanent
     │   ├── QueryTimeout                 a read went over its time budget
+    │   ├── AOFDamaged                   the embedded graph's append-only file is damaged: not opened
     │   ├── NotFoundError (LookupError)  a field or dataset the user named is not in the graph
     │   ├── AmbiguousReferenceError      a name that matches several fields
     │   └── BulkLoadError                a bulk import that cannot run or failed (a value it cannot hold)
     │       └── GraphNotEmpty            the bulk load's target already holds a graph
     ├── WorkerError                      the Kafka worker cannot go on (fatal broker error, DLQ refuses)
     └── EmitError                        the emitter could not deliver
+
+A store maps its driver's errors onto this tree by the driver's codes and types, and keeps the driver's error as
+the cause (``raise GraphUnavailable(...) from exc``: :mod:`fieldgraph.graph.store`).
 
 The worker's rule follows the tree: a :class:`TransientError` pauses and retries the batch; any other
 :class:`FieldgraphError` is permanent, and the event responsible goes to the dead-letter topic.

@@ -5,7 +5,8 @@ sqlglot's line, column and message) and says what each writes (:attr:`Statement.
 (:attr:`Statement.tables`). :func:`derive` then answers which source columns each target column comes
 from, given the columns of the tables it reads (the schemas the graph holds): ``SELECT *`` and
 unqualified names are resolved against them by sqlglot's ``qualify``; this module walks the scopes
-(CTEs, subqueries, unions, lateral views and unnests) down to the physical tables.
+(CTEs, subqueries, unions, lateral views and unnests) down to the physical tables. A text is parsed once: a
+statement keeps sqlglot's tree, which the walk only reads (it qualifies a copy), and derives from it.
 
 Every edge gets OpenLineage's vocabulary:
 
@@ -31,7 +32,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 import sqlglot
 from sqlglot import exp
@@ -66,7 +67,8 @@ class Statement:
     """One statement of a text. ``kind``: insert, create_table, create_view, merge, select, or other
     (no lineage: DDL, USE, SET...); ``target``: the table it writes (a dotted, lower-case name), if it
     names one; ``columns``: the target's column list, if the statement gives one; ``tables``: the
-    physical tables it reads (CTE names left out)."""
+    physical tables it reads (CTE names left out); ``tree``: sqlglot's tree of ``text``, which the walk only
+    reads (see :meth:`parsed`)."""
 
     text: str
     dialect: str | None
@@ -76,6 +78,19 @@ class Statement:
     tables: tuple[str, ...]
     index: int = 0
     tree: exp.Expression | None = field(default=None, compare=False, repr=False)
+
+    def parsed(self) -> exp.Expression:
+        """sqlglot's tree of the statement: the one it was split from, else (a statement sent to another process
+        comes without it) ``text`` parsed once, then kept."""
+        if self.tree is None:
+            object.__setattr__(self, "tree", _trees(self.text, self.dialect)[0])
+        assert self.tree is not None
+        return self.tree
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled without its tree: loading a tree costs about what parsing its text does, in many times its
+        bytes (the Kafka worker's decoder processes send the SQL changes they decode)."""
+        return Statement, (self.text, self.dialect, self.kind, self.target, self.columns, self.tables, self.index)
 
 
 def table_key(table: exp.Table) -> str:
@@ -119,37 +134,25 @@ def parse_statements(text: str, dialect: str | None = None) -> list[Statement]:
     """The statements of ``text`` (``;``-separated), or :class:`SqlError` with sqlglot's position."""
     if not isinstance(text, str) or not text.strip():
         raise SqlError("the SQL text is empty")
+    return [_statement(tree, dialect, i) for i, tree in enumerate(_trees(text, dialect))]
+
+
+def _trees(text: str, dialect: str | None) -> list[exp.Expression]:
+    """sqlglot's trees of the statements of ``text``: the only place SQL is parsed."""
     try:
-        trees = [t for t in sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE) if t is not None]
+        trees = sqlglot.parse(text, read=dialect, error_level=ErrorLevel.RAISE)
+        return [cast(exp.Expression, t) for t in trees if t is not None]
     except (ParseError, TokenError) as exc:
         raise _error(exc, text) from exc
     except RecursionError:
         raise SqlError("the SQL is nested too deeply to parse") from None
     except ValueError as exc:  # an unknown dialect
         raise SqlError(str(exc)) from exc
-    return [_statement(tree, dialect, i) for i, tree in enumerate(trees)]
 
 
 def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     text = tree.sql(dialect=dialect)
-    kind, target = "other", None
-    columns: tuple[str, ...] = ()
-    query: Any = None
-    if isinstance(tree, exp.Insert) and isinstance(tree.expression, exp.Query):  # not VALUES, DEFAULT VALUES
-        kind, query = "insert", tree.expression
-        target, columns = _target(tree.this)
-    elif isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Query):
-        kind = "create_view" if str(tree.args.get("kind") or "").upper() == "VIEW" else "create_table"
-        query = tree.expression
-        target, columns = _target(tree.this)
-    elif isinstance(tree, exp.Merge):
-        kind, query = "merge", tree
-        target, columns = _target(tree.this)
-    elif isinstance(tree, exp.Select) and isinstance(tree.args.get("into"), exp.Into):  # T-SQL SELECT ... INTO t
-        kind, query = "create_table", tree
-        target, _ = _target(tree.args["into"].this)
-    elif isinstance(tree, exp.Query):
-        kind, query = "select", tree
+    kind, query, (target, columns) = _writes(tree)
     if query is None:
         return Statement(text, dialect, kind, target, columns, (), index, tree)
     with _following(_what(kind, target)):
@@ -161,6 +164,23 @@ def _statement(tree: Any, dialect: str | None, index: int) -> Statement:
     tables = {table_key(t): None for t in found if t.name and not isinstance(t.this, exp.Func) and
               not (kind == "create_table" and query is tree and table_key(t) == target)}
     return Statement(text, dialect, kind, target, columns, tuple(tables), index, tree)
+
+
+def _writes(tree: Any) -> tuple[str, Any, tuple[str | None, tuple[str, ...]]]:
+    """A statement's kind, the query it runs (``None``: it writes no lineage) and the table it writes, with the
+    column list it gives."""
+    if isinstance(tree, exp.Insert) and isinstance(tree.expression, exp.Query):  # not VALUES, DEFAULT VALUES
+        return "insert", tree.expression, _target(tree.this)
+    if isinstance(tree, exp.Create) and isinstance(tree.expression, exp.Query):
+        kind = "create_view" if str(tree.args.get("kind") or "").upper() == "VIEW" else "create_table"
+        return kind, tree.expression, _target(tree.this)
+    if isinstance(tree, exp.Merge):
+        return "merge", tree, _target(tree.this)
+    if isinstance(tree, exp.Select) and isinstance(tree.args.get("into"), exp.Into):  # T-SQL SELECT ... INTO t
+        return "create_table", tree, (_target(tree.args["into"].this)[0], ())
+    if isinstance(tree, exp.Query):
+        return "select", tree, (None, ())
+    return "other", None, (None, ())
 
 
 @contextmanager
@@ -325,38 +345,58 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
     -> its field paths (dotted; nested fields after their parent), for every table whose schema is known
     (the target's too, for an INSERT without a column list); ``unordered``: tables whose columns' order is not
     known (a positional mapping through them is reported unresolved, never guessed)."""
-    tree = statement.tree
-    if tree is None:
-        tree = parse_statements(statement.text, statement.dialect)[0].tree
-        assert tree is not None
-    name = statement.target or target
+    tree = statement.parsed()
+    name = _written(statement, target, tree)
     what = _what(statement.kind, name)
-    if statement.kind == "other" or not name:
-        raise SqlError("a SELECT writes no table: give the target that holds its results"
-                       if statement.kind == "select" else f"a {tree.key.upper()} statement derives no lineage")
-    if statement.target and target and statement.target != target:
-        raise SqlError(f"{what}: the statement writes {statement.target}, not the target {target}")
     known = {k.lower(): list(v) for k, v in schemas.items()}
     walk = _Walk(statement, known)
     with _following(what):
         outputs = walk.merge(tree, name) if statement.kind == "merge" else walk.query(_query_in(tree))
-    lost = [u for u in walk.unresolved if u == "*" or u.endswith(".*")]
-    by_position = bool(statement.columns) or _onto_schema(statement, known.get(name))
-    unordered_stars = _reads_star(tree) and bool(set(unordered) & {*statement.tables})
-    if (by_position and (lost or unordered_stars or (name in set(unordered) and not statement.columns))) or \
-            (unordered_stars and any(True for _ in tree.find_all(exp.SetOperation))):
+    unresolved = tuple(dict.fromkeys(walk.unresolved))
+    if _places_unknown(statement, tree, walk.unresolved, known.get(name), name, set(unordered)):
         # the columns' places are not known (union branches map by place too): no column is matched to its value
-        return SqlLineage(name, statement.columns, (), (*dict.fromkeys(walk.unresolved), "column positions"),
-                          statement.kind)
+        return SqlLineage(name, statement.columns, (), (*unresolved, "column positions"), statement.kind)
     names = _target_columns(statement, outputs, known.get(name), what)
+    edges = _edges(statement, name, names, outputs, walk)
+    return SqlLineage(name, tuple(dict.fromkeys(names)), tuple(_merged(edges)), unresolved, statement.kind)
+
+
+def _written(statement: Statement, target: str | None, tree: exp.Expression) -> str:
+    """The table ``statement`` writes: the one it names, else ``target``; :class:`SqlError` if it writes none, or
+    names another."""
+    name = statement.target or target
+    if statement.kind == "other" or not name:
+        raise SqlError("a SELECT writes no table: give the target that holds its results"
+                       if statement.kind == "select" else f"a {tree.key.upper()} statement derives no lineage")
+    if statement.target and target and statement.target != target:
+        raise SqlError(f"{_what(statement.kind, name)}: the statement writes {statement.target}, "
+                       f"not the target {target}")
+    return name
+
+
+def _places_unknown(statement: Statement, tree: exp.Expression, unresolved: Sequence[str],
+                    schema: Sequence[str] | None, name: str, unordered: set[str]) -> bool:
+    """Whether the values map to the target's columns by place through columns whose places are not known: a
+    ``*`` that could not be expanded, or one over a table of unknown column order (a union's branches map by
+    place too), or a target of unknown column order."""
+    lost = any(u == "*" or u.endswith(".*") for u in unresolved)
+    unordered_stars = _reads_star(tree) and bool(unordered & {*statement.tables})
+    if unordered_stars and any(True for _ in tree.find_all(exp.SetOperation)):
+        return True
+    by_position = bool(statement.columns) or _onto_schema(statement, schema)
+    return by_position and (lost or unordered_stars or (name in unordered and not statement.columns))
+
+
+def _edges(statement: Statement, name: str, columns: Sequence[str], outputs: Sequence[tuple[str, Deps]],
+           walk: _Walk) -> list[SqlEdge]:
+    """An edge per target column and source it derives from (a MERGE's reads of its own target left out)."""
     edges = []
-    for col, (_, deps) in zip(names, outputs, strict=False):
+    for col, (_, deps) in zip(columns, outputs, strict=False):
         for (table, path), roles in sorted(deps.items()):
             if table == name and statement.kind == "merge":
                 continue
             edges.append(_edge(col, table, path, roles, walk.by_name(table, path)))
-    columns = tuple(dict.fromkeys(names))
-    return SqlLineage(name, columns, tuple(_merged(edges)), tuple(dict.fromkeys(walk.unresolved)), statement.kind)
+    return edges
 
 
 def _reads_star(tree: exp.Expression) -> bool:
@@ -384,7 +424,7 @@ def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], s
 def _onto_schema(statement: Statement, schema: Sequence[str] | None) -> bool:
     """An INSERT without a column list (nor ``BY NAME``) into a table of known columns maps by position."""
     return statement.kind == "insert" and any("." not in p for p in schema or ()) and \
-        not (statement.tree is not None and statement.tree.args.get("by_name"))
+        not statement.parsed().args.get("by_name")
 
 
 def _edge(column: str, table: str, path: str, roles: set[Role], by_name: bool) -> SqlEdge:
@@ -443,6 +483,23 @@ class _Ctx:
         return self if self.indirect else _Ctx(subtype)
 
 
+@dataclass(slots=True)
+class _MergeWrites:
+    """What a MERGE writes: each column set (and the index of its clause's condition in ``conditions``, if its
+    ``WHEN`` has one) with its value, in the order of its clauses."""
+
+    columns: list[tuple[str, int | None]] = field(default_factory=list)
+    values: list[exp.Expression] = field(default_factory=list)
+    conditions: list[exp.Expression] = field(default_factory=list)
+
+
+def _conditional(deps: Deps, condition: Deps) -> Deps:
+    """``deps`` with what a ``WHEN ... AND`` condition reads, CONDITIONAL (its INDIRECT reads as they are)."""
+    for src, roles in condition.items():
+        _add(deps, src, (_then(Role("INDIRECT", "CONDITIONAL"), r) if r.kind == "DIRECT" else r for r in roles))
+    return deps
+
+
 class _Walk:
     """One statement's walk: qualified by sqlglot against the known schemas, then scope by scope."""
 
@@ -496,45 +553,48 @@ class _Walk:
         """A MERGE as the SELECT it amounts to: every value it writes, read from the target joined to the
         source ON the merge condition; a ``WHEN ... AND`` condition is CONDITIONAL to the columns its
         clause sets."""
-        this, using, on = tree.this, tree.args.get("using"), tree.args.get("on")
+        using, on = tree.args.get("using"), tree.args.get("on")
         if using is None:
             raise SqlError("a MERGE without USING")
-        writes: list[tuple[str, int | None]] = []  # (column, index of its clause's condition)
-        values: list[exp.Expression] = []
-        conditions: list[exp.Expression] = []
-        whens = tree.args.get("whens")
-        for when in (whens.expressions if whens is not None else tree.args.get("expressions") or []):
-            then, cond = when.args.get("then"), when.args.get("condition")
-            pairs: list[tuple[str, exp.Expression]] = []
-            if isinstance(then, exp.Update) and any(isinstance(e, exp.Star) for e in then.expressions) or \
-                    isinstance(then, exp.Insert) and isinstance(then.this, exp.Star):
-                pairs = self._by_name(target, using)  # UPDATE SET * / INSERT *: every column, by name
-            elif isinstance(then, exp.Update):
-                pairs = [(_name(e.this), e.expression) for e in then.expressions if isinstance(e, exp.EQ)]
-            elif isinstance(then, exp.Insert):
-                cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
-                vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
-                pairs = [(_name(c), v) for c, v in zip(cols, vals, strict=False)]
-            if cond is not None and pairs:
-                conditions.append(cond.copy())
-            for col, value in pairs:
-                writes.append((col, len(conditions) - 1 if cond is not None else None))
-                values.append(value.copy())
-        if not writes:
+        writes = self._merge_writes(tree, target, using)
+        if not writes.columns:
             return []
-        projections = [exp.alias_(v, f"_v{i}") for i, v in enumerate(values)]
-        projections += [exp.alias_(c, f"_w{i}") for i, c in enumerate(conditions)]
-        select = exp.select(*projections).from_(this.copy()).join(
+        projections = [exp.alias_(v, f"_v{i}") for i, v in enumerate(writes.values)]
+        projections += [exp.alias_(c, f"_w{i}") for i, c in enumerate(writes.conditions)]
+        select = exp.select(*projections).from_(tree.this.copy()).join(
             using.copy(), on=on.copy() if on is not None else None, join_type="LEFT" if on is not None else "CROSS")
         outputs = self.query(select)
-        out: list[tuple[str, Deps]] = []
-        for (col, cond_index), (_, deps) in zip(writes, outputs, strict=False):
-            if cond_index is not None:
-                for src, roles in outputs[len(values) + cond_index][1].items():
-                    _add(deps, src, (_then(Role("INDIRECT", "CONDITIONAL"), r) if r.kind == "DIRECT" else r
-                                     for r in roles))
-            out.append((col, deps))
-        return out
+        values, conditions = outputs[:len(writes.values)], outputs[len(writes.values):]
+        return [(col, _conditional(deps, conditions[i][1]) if i is not None else deps)
+                for (col, i), (_, deps) in zip(writes.columns, values, strict=False)]
+
+    def _merge_writes(self, tree: exp.Expression, target: str, using: exp.Expression) -> _MergeWrites:
+        """What a MERGE's ``WHEN`` clauses write, in order."""
+        writes = _MergeWrites()
+        whens = tree.args.get("whens")
+        for when in (whens.expressions if whens is not None else tree.args.get("expressions") or []):
+            cond = when.args.get("condition")
+            pairs = self._merge_sets(when.args.get("then"), target, using)
+            if cond is not None and pairs:
+                writes.conditions.append(cond.copy())
+            for col, value in pairs:
+                writes.columns.append((col, len(writes.conditions) - 1 if cond is not None else None))
+                writes.values.append(value.copy())
+        return writes
+
+    def _merge_sets(self, then: exp.Expression | None, target: str, using: exp.Expression
+                    ) -> list[tuple[str, exp.Expression]]:
+        """(column, value) for each column a MERGE clause's UPDATE or INSERT sets (none for DELETE)."""
+        if isinstance(then, exp.Update) and any(isinstance(e, exp.Star) for e in then.expressions) or \
+                isinstance(then, exp.Insert) and isinstance(then.this, exp.Star):
+            return self._by_name(target, using)  # UPDATE SET * / INSERT *: every column, by name
+        if isinstance(then, exp.Update):
+            return [(_name(e.this), e.expression) for e in then.expressions if isinstance(e, exp.EQ)]
+        if isinstance(then, exp.Insert):
+            cols = then.this.expressions if isinstance(then.this, exp.Tuple) else []
+            vals = then.expression.expressions if isinstance(then.expression, exp.Tuple) else []
+            return [(_name(c), v) for c, v in zip(cols, vals, strict=False)]
+        return []
 
     def _by_name(self, target: str, using: exp.Expression) -> list[tuple[str, exp.Expression]]:
         """``UPDATE SET *`` / ``INSERT *`` of a MERGE: each column of the target (else of the source) set from the
@@ -604,16 +664,9 @@ class _Walk:
             if node is not None:
                 self.visit(node, scope, _Ctx(subtype), shared)
         if isinstance(select.args.get("group"), exp.Group) and select.args["group"].args.get("all"):
-            for p in select.expressions:  # GROUP BY ALL: every column that aggregates nothing
-                if not any(_aggregates(n) for n in p.walk()):
-                    self.visit(p, scope, _Ctx("GROUP_BY"), shared)
-        if select.args.get("order") is not None:  # ORDER BY names the output columns first
-            aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
-            for ordered in select.args["order"].expressions:
-                key = ordered.this
-                if isinstance(key, exp.Column) and key.name.lower() in aliases:
-                    key = aliases[key.name.lower()]
-                self.visit(key, scope, _Ctx("SORT"), shared)
+            self._group_by_all(scope, shared)
+        if select.args.get("order") is not None:
+            self._order_by(scope, shared)
         for join in select.args.get("joins") or []:
             if join.args.get("on") is not None:
                 self.visit(join.args["on"], scope, _Ctx("JOIN"), shared)
@@ -623,6 +676,22 @@ class _Walk:
         if distinct is not None and distinct.args.get("on") is not None:
             self.visit(distinct.args["on"], scope, _Ctx("FILTER"), shared)
         return shared
+
+    def _group_by_all(self, scope: Scope, into: Deps) -> None:
+        """``GROUP BY ALL``: every column that aggregates nothing."""
+        for p in scope.expression.expressions:
+            if not any(_aggregates(n) for n in p.walk()):
+                self.visit(p, scope, _Ctx("GROUP_BY"), into)
+
+    def _order_by(self, scope: Scope, into: Deps) -> None:
+        """A SELECT's ORDER BY, which names its output columns first."""
+        select = scope.expression
+        aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
+        for ordered in select.args["order"].expressions:
+            key = ordered.this
+            if isinstance(key, exp.Column) and key.name.lower() in aliases:
+                key = aliases[key.name.lower()]
+            self.visit(key, scope, _Ctx("SORT"), into)
 
     def _using(self, ident: exp.Expression, scope: Scope, into: Deps) -> None:
         """``JOIN t USING (c)``: ``c`` of the joined table and of the tables before it."""
@@ -789,34 +858,43 @@ class _Walk:
                  ctx: _Ctx, into: Deps) -> None:
         """A column of ``UNNEST(array)`` / ``LATERAL VIEW explode(array)``: the array's element (the column
         alias) or one of the element's fields."""
-        alias = expr.args.get("alias")
-        aliases = [c.name.lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
-        fn = expr.this
-        if isinstance(expr, exp.Unnest):
-            arrays = list(expr.expressions)
-        elif isinstance(fn, exp.Explode) and fn.this is not None:
-            arrays = [fn.this]
-        elif isinstance(fn, exp.Explode | exp.Posexplode) or \
-                (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS):
-            arrays = list(fn.expressions)
-        else:
-            arrays = [fn]
         offset = expr.args.get("offset")
         sub: tuple[str, ...]
         if isinstance(offset, exp.Identifier) and offset.name.lower() == name.lower():
             sub, ctx = (), ctx.transformed()  # WITH OFFSET / ORDINALITY: the element's place in the array
-        elif name.lower() in aliases if aliases else _is_unnest_alias(expr, name):
-            sub = path  # the element itself
         else:
-            sub = (name, *path)  # a field of the element
+            sub = _element_path(expr, name, path)
         scope = source if source.sources else outer
-        for array in arrays:
+        for array in _arrays(expr):
             deps: Deps = {}
             self.visit(array, scope, _Ctx(), deps)
             for (t, p), roles in deps.items():
                 for r in roles:
                     full = ".".join([p, *sub]) if sub and r == _SELF else p
                     _add(into, (t, self._real_path(t, full)), [_then(ctx.role(), r)])
+
+
+def _arrays(expr: exp.Expression) -> list[exp.Expression]:
+    """The arrays an ``UNNEST`` or a ``LATERAL VIEW`` function unnests."""
+    fn = expr.this
+    if isinstance(expr, exp.Unnest):
+        return list(expr.expressions)
+    if isinstance(fn, exp.Explode) and fn.this is not None:
+        return [fn.this]
+    if isinstance(fn, exp.Explode | exp.Posexplode) or \
+            (isinstance(fn, exp.Func) and fn.name.upper() in _ARRAY_FUNCTIONS):
+        return list(fn.expressions)
+    return [fn]
+
+
+def _element_path(expr: exp.Expression, name: str, path: tuple[str, ...]) -> tuple[str, ...]:
+    """Where column ``name`` (then ``path``) of an unnested array is in the array's element: the element itself
+    (it names the column alias), else one of its fields."""
+    alias = expr.args.get("alias")
+    aliases = [c.name.lower() for c in alias.columns] if isinstance(alias, exp.TableAlias) else []
+    if name.lower() in aliases if aliases else _is_unnest_alias(expr, name):
+        return path
+    return (name, *path)
 
 
 def _source(col: exp.Column, scope: Scope) -> tuple[Any, Scope]:

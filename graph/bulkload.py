@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from fieldgraph.errors import BulkLoadError, GraphNotEmpty
 
 from .snapshot import EdgeRow, NodeRow, Snapshot
-from .store import FalkorStore, GraphStore
+from .store import FalkorStore, GraphStore, falkordb_says
 
 #: characters a Neo4j array may be delimited with: the first one no element holds is used
 ARRAY_DELIMITERS = ("\x1f", "\x1e", "\x1d", "\x1c", "\x07", ";", "|", "\t")
@@ -429,7 +429,7 @@ def load_falkordb(snapshot: Snapshot, store: FalkorStore, *, timings: dict[str, 
     except BulkLoadError:
         raise
     except Exception as exc:
-        if "already exists" in str(exc).lower():
+        if falkordb_says(exc, "exists"):
             raise GraphNotEmpty(f"{store.describe()} already exists: {ADVICE}") from exc
         raise BulkLoadError(f"GRAPH.BULK into {store.describe()} failed: {exc}") from exc
     imported = time.monotonic()

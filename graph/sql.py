@@ -49,6 +49,7 @@ from fieldgraph.sqllineage import (
     BY_NAME_CONFIDENCE,
     SOURCE_FORMAT,
     SqlLineage,
+    Statement,
     derive,
     dialect_of,
     match_tables,
@@ -126,10 +127,7 @@ def _newer(c: SchemaChange, st: DatasetState | None, seen: Columns | None) -> bo
 
 def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     """The job lineage of one SQL change; ``columns``: a dataset URN -> its columns."""
-    statements = [s for s in parse_statements(c.statement, c.dialect) if s.kind != "other"]
-    if len(statements) != 1:
-        raise EventError(f"{_where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
-    statement = statements[0]
+    statement = _statement(c)
     urns = dict(c.tables)
     schemas: dict[str, list[str]] = {}
     unordered: list[str] = []
@@ -159,6 +157,17 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     fields = tuple(make_field_urn(c.dataset, col) for col in lineage.columns)
     change = JobLineageChange(c.dataset, c.job, SOURCE_FORMAT, c.run, tuple(edges), fields, ts=c.ts, origin=c.origin)
     return Derived(change, lineage)
+
+
+def _statement(c: SqlChange) -> Statement:
+    """The one statement of ``c``, which writes a table: as its source parsed it, else parsed here."""
+    if c.parsed is not None and (c.parsed.text, c.parsed.dialect) == (c.statement, c.dialect):
+        statements = [c.parsed] if c.parsed.kind != "other" else []
+    else:
+        statements = [s for s in parse_statements(c.statement, c.dialect) if s.kind != "other"]
+    if len(statements) != 1:
+        raise EventError(f"{_where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
+    return statements[0]
 
 
 def columns_of(st: DatasetState | None) -> Columns:
@@ -200,7 +209,25 @@ def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
     A derived change is stamped when both held: the later of the statement's and the lineage's stamps."""
     statements = {q: c for q, c in newest_queries(changes).items()
                   if q not in stored or stored[q].ts <= c.ts}
-    present: dict[str, LineageChange | None] = {}  # None: the batch deletes the aspect last
+    present = _present_lineage(changes, state)
+    out = _QueryChanges()
+    for c in (x for x in present.values() if x is not None):
+        for q, ups in c.queries:
+            held_q = statements.get(q) or stored.get(q)
+            if held_q is not None and held_q.statement:
+                out.add(q, held_q.statement, c.dataset, ups, max(c.ts, held_q.ts), c.origin)
+    for q, qc in statements.items():
+        for dataset, ups, lineage_ts in stored[q].datasets if q in stored else ():
+            if _stored_lineage_holds(dataset, qc.ts, present):
+                out.add(q, qc.statement, dataset, ups, max(qc.ts, lineage_ts), qc.origin)
+    return out.changes()
+
+
+def _present_lineage(changes: Sequence[Change], state: Mapping[str, DatasetState]
+                     ) -> dict[str, LineageChange | None]:
+    """Dataset -> the present version of its ``upstreamLineage`` among the batch's (not older than the stored one
+    or another of the batch); ``None``: the batch deletes the aspect (or the dataset) last."""
+    present: dict[str, LineageChange | None] = {}
     for c in changes:
         if isinstance(c, DatasetDelete) or (isinstance(c, AspectDelete) and c.aspect == UPSTREAM_LINEAGE):
             present[c.dataset] = None
@@ -210,55 +237,70 @@ def query_lineage(changes: Sequence[Change], stored: Mapping[str, StoredQuery],
             latest = present.get(c.dataset)
             if c.ts >= held and (latest is None or c.ts >= latest.ts):
                 present[c.dataset] = c
-    out: dict[tuple[str, str, int], SqlChange] = {}
-    for c in (x for x in present.values() if x is not None):
-        for q, ups in c.queries:
-            held_q = statements.get(q) or stored.get(q)
-            text = held_q.statement if held_q is not None else None
-            if text and held_q is not None:
-                _add_query_change(out, q, text, c.dataset, ups, max(c.ts, held_q.ts), c.origin)
-    for q, qc in statements.items():
-        for dataset, ups, lineage_ts in stored[q].datasets if q in stored else ():
-            if dataset not in present:
-                _add_query_change(out, q, qc.statement, dataset, ups, max(qc.ts, lineage_ts), qc.origin)
-            elif present[dataset] is not None and qc.ts < present[dataset].ts:  # type: ignore[union-attr]
-                # the new statement held before the batch's lineage version too: from its own time on
-                _add_query_change(out, q, qc.statement, dataset, ups, max(qc.ts, lineage_ts), qc.origin)
-    return list(out.values())
+    return present
+
+
+def _stored_lineage_holds(dataset: str, ts: int, present: Mapping[str, LineageChange | None]) -> bool:
+    """Whether the stored lineage of ``dataset`` that names a query joins the query's new statement (of ``ts``): the
+    batch brings no lineage of the dataset, or one newer than the statement (which then held before it, from its
+    own time on)."""
+    if dataset not in present:
+        return True
+    latest = present[dataset]
+    return latest is not None and ts < latest.ts
 
 
 def settled_query_lineage(held: Iterable[DatasetQueries]) -> tuple[list[SqlChange], list[QueryEndRow]]:
     """What the graph joins now, for datasets two writers may have written at once: the edges of queries their
     present lineage no longer names stop holding (rows for ``close_query_lineage``), those it names are derived
     (idempotent)."""
-    out: dict[tuple[str, str, int], SqlChange] = {}
+    out = _QueryChanges()
     close: list[QueryEndRow] = []
     for d in held:
         close.append({"datasetUrn": d.dataset, "at": d.lineage_ts, "keep": [q.urn for q in d.queries], "only": None})
         for q in d.queries:
             if q.statement:
-                _add_query_change(out, q.urn, q.statement, d.dataset, q.upstreams, max(q.ts, d.lineage_ts), "")
-    return list(out.values()), close
+                out.add(q.urn, q.statement, d.dataset, q.upstreams, max(q.ts, d.lineage_ts), "")
+    return out.changes(), close
 
 
-def _add_query_change(out: dict[tuple[str, str, int], SqlChange], query: str, text: str, dataset: str,
-                      upstreams: Sequence[str], ts: int, origin: str) -> None:
-    d = DatasetUrn.parse(dataset)
-    dialect = dialect_of(d.platform)
-    try:
-        statements = [s for s in parse_statements(text, dialect) if s.kind != "other"]
-    except EventError as exc:
-        log.warning("%s: query %s cannot be read: %s", dataset, query, exc)
-        return
-    names = {DatasetUrn.parse(u).name: u for u in upstreams}
-    writes = [s for s in statements if s.target and match_tables([s.target], {d.name: dataset})]
-    if not writes and len(statements) == 1:
-        writes = statements
-    if len(writes) != 1:
-        log.warning("%s: query %s has %d statements that could write it; none used", dataset, query, len(writes))
-        return
-    st = writes[0]
-    found = match_tables(st.tables, names)
-    tables = tuple((k, found.get(k) or make_dataset_urn(d.platform, k, d.env)) for k in st.tables)
-    out[(dataset, query, ts)] = SqlChange(dataset, query, st.text, dialect, tables, st.target or "", None, query,
-                                          ts, origin, strict=False)
+class _QueryChanges:
+    """The SQL changes that queries joined to the datasets they write make: one per (dataset, query, time); a
+    query's text is parsed once for all of them."""
+
+    def __init__(self) -> None:
+        self._changes: dict[tuple[str, str, int], SqlChange] = {}
+        self._parsed: dict[tuple[str, str | None], list[Statement] | EventError] = {}
+
+    def changes(self) -> list[SqlChange]:
+        return list(self._changes.values())
+
+    def add(self, query: str, text: str, dataset: str, upstreams: Sequence[str], ts: int, origin: str) -> None:
+        """The change of ``query`` (its ``text``) into ``dataset``, if one of its statements writes it (else logged)."""
+        d = DatasetUrn.parse(dataset)
+        dialect = dialect_of(d.platform)
+        statements = self._statements(text, dialect)
+        if isinstance(statements, EventError):
+            log.warning("%s: query %s cannot be read: %s", dataset, query, statements)
+            return
+        writes = [s for s in statements if s.target and match_tables([s.target], {d.name: dataset})]
+        if not writes and len(statements) == 1:
+            writes = statements
+        if len(writes) != 1:
+            log.warning("%s: query %s has %d statements that could write it; none used", dataset, query, len(writes))
+            return
+        st = writes[0]
+        found = match_tables(st.tables, {DatasetUrn.parse(u).name: u for u in upstreams})
+        tables = tuple((k, found.get(k) or make_dataset_urn(d.platform, k, d.env)) for k in st.tables)
+        self._changes[(dataset, query, ts)] = SqlChange(dataset, query, st.text, dialect, tables, st.target or "", None,
+                                                        query, ts, origin, strict=False, parsed=st)
+
+    def _statements(self, text: str, dialect: str | None) -> list[Statement] | EventError:
+        """The statements of ``text`` that write lineage (or why it cannot be read), parsed once."""
+        key = (text, dialect)
+        if key not in self._parsed:
+            try:
+                self._parsed[key] = [s for s in parse_statements(text, dialect) if s.kind != "other"]
+            except EventError as exc:
+                self._parsed[key] = exc
+        return self._parsed[key]

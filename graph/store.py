@@ -205,6 +205,49 @@ def _plain(v: Any) -> Any:
     return v
 
 
+#: FalkorDB reports its own errors (a statement it refuses or stopped, a constraint violated) as a redis
+#: ``ResponseError`` that carries a message only: no code and no type of its own tells them apart. These words
+#: of its messages (lowercased) are all there is, and this table is the one place fieldgraph reads them.
+FALKORDB_MESSAGES: dict[str, tuple[str, ...]] = {
+    "no graph": ("empty key", "invalid graph"),  # the graph does not exist (yet): reading or deleting it
+    "timeout": ("timed out",),  # the statement went over its timeout
+    "conflict": ("unique constraint",),  # a concurrent writer created the node first
+    "exists": ("already indexed", "already exists"),  # an index or constraint another opener created meanwhile
+}
+
+
+def falkordb_says(exc: BaseException | None, kind: str) -> bool:
+    """Whether ``exc`` is FalkorDB's error of ``kind`` (a key of :data:`FALKORDB_MESSAGES`)."""
+    from redis.exceptions import ResponseError
+
+    return isinstance(exc, ResponseError) and any(w in str(exc).lower() for w in FALKORDB_MESSAGES[kind])
+
+
+def falkordb_error(exc: Exception, where: str, cypher: str = "", timeout_ms: int | None = None) -> GraphError:
+    """FalkorDB's or its client's error as fieldgraph's, for the caller to raise ``from exc``: by the client's
+    types, GraphUnavailable for a lost or refused connection (a server down, loading, restarting); by
+    :data:`FALKORDB_MESSAGES`, QueryTimeout for a statement over ``timeout_ms`` and GraphUnavailable for a write
+    that lost to a concurrent one; GraphRefused for any other statement the server refused, and for parameters
+    the client cannot send (a value FalkorDB cannot hold)."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import ResponseError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):  # BusyLoadingError is a ConnectionError
+        return GraphUnavailable(f"{where}: {type(exc).__name__}: {exc}")
+    if falkordb_says(exc, "timeout"):
+        return QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms")
+    if falkordb_says(exc, "conflict"):
+        return GraphUnavailable(f"{where}: a write conflicted with a concurrent one: {exc}")
+    if isinstance(exc, ResponseError):
+        return GraphRefused(f"{where} refused the statement: {exc}\n  {_first_line(cypher)}")
+    return GraphRefused(f"{where}: {type(exc).__name__}: {exc}")
+
+
+def _first_line(cypher: str) -> str:
+    return cypher.splitlines()[0][:120] if cypher else ""
+
+
 class FalkorStore(GraphStore):
     backend = "falkordb"
 
@@ -225,7 +268,7 @@ class FalkorStore(GraphStore):
                 self.db = FalkorDB(host=host, port=port, password=password)
             self.db.connection.ping()
         except Exception as exc:
-            raise GraphUnavailable(f"cannot reach {self.where}: {exc}") from None
+            raise GraphUnavailable(f"cannot reach {self.where}: {exc}") from exc
         self.graph = self.db.select_graph(graph)
 
     def describe(self) -> str:
@@ -233,29 +276,15 @@ class FalkorStore(GraphStore):
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
             timeout_ms: int | None = None) -> list[dict[str, Any]]:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import ResponseError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-
         try:
             if write:
                 res = self.graph.query(cypher, dict(params or {}), timeout=timeout_ms)
             else:
                 res = self.graph.ro_query(cypher, dict(params or {}), timeout=timeout_ms)
-        except ResponseError as exc:
-            msg = str(exc)
-            if not write and "empty key" in msg:
+        except Exception as exc:
+            if not write and falkordb_says(exc, "no graph"):
                 return []  # the graph does not exist yet: nothing to read
-            if "timed out" in msg.lower():
-                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
-            if "unique constraint" in msg.lower():  # a concurrent writer created the node first
-                raise GraphUnavailable(f"{self.describe()}: a write conflicted with a concurrent one: {msg}") from None
-            raise GraphRefused(f"{self.describe()} refused the statement: {msg}\n  {cypher.splitlines()[0][:120]}") \
-                from None
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
-        except Exception as exc:  # the client cannot send the parameters (a value FalkorDB cannot hold)
-            raise GraphRefused(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+            raise falkordb_error(exc, self.describe(), cypher, timeout_ms) from exc
         if not res.header:
             return []
         cols = [h[1] if isinstance(h, (list, tuple)) else h for h in res.header]
@@ -328,7 +357,7 @@ class FalkorStore(GraphStore):
         try:
             return call()
         except RedisError as exc:
-            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
+            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from exc
 
     def snapshot(self) -> Snapshot:
         return snapshot_rows(self.run_named("snapshot_nodes_falkordb"), self.run_named("snapshot_edges_falkordb"))
@@ -352,7 +381,7 @@ class FalkorStore(GraphStore):
                 try:
                     self.run(stmt, write=True)
                 except GraphRefused as exc:  # another process opening the new graph created it meanwhile
-                    if "already indexed" not in str(exc):
+                    if not falkordb_says(exc.__cause__, "exists"):
                         raise
         have = self._constraints()
         created = False
@@ -362,8 +391,8 @@ class FalkorStore(GraphStore):
                 try:
                     self.graph.create_node_unique_constraint(label, "urn")
                 except Exception as exc:
-                    if "already exists" not in str(exc):
-                        raise GraphError(f"cannot create the unique constraint on {label}.urn: {exc}") from None
+                    if not falkordb_says(exc, "exists"):
+                        raise GraphError(f"cannot create the unique constraint on {label}.urn: {exc}") from exc
         self._register_vocabulary()
         if created and self.server is not None:
             self._await_constraints()
@@ -390,32 +419,24 @@ class FalkorStore(GraphStore):
         it by number, and replaying the file after a crash crashes the server (FalkorDB issues #2235, #2457).
         With every name registered first, no later statement adds one."""
         names, keys = cy.vocabulary()
-        known = {r["label"] for r in self.run("CALL db.labels() YIELD label RETURN label")}
-        known |= {r["t"] for r in self.run("CALL db.relationshipTypes() YIELD relationshipType RETURN "
-                                           "relationshipType AS t")}
-        have = {r["k"] for r in self.run("CALL db.propertyKeys() YIELD propertyKey RETURN propertyKey AS k")}
+        read_labels, read_types, read_keys = cy.statements("vocabulary_falkordb")
+        known = {r["label"] for r in self.run(read_labels)} | {r["relationshipType"] for r in self.run(read_types)}
+        have = {r["propertyKey"] for r in self.run(read_keys)}
         labels = sorted(n for n in names - known if n in cy.NODE_LABELS)
         types = sorted(n for n in names - known if n not in cy.NODE_LABELS)
         missing = sorted(keys - have)
-        if not (labels or types or missing):
-            return
-        nodes = [f"(n{i}:{label})" for i, label in enumerate(labels)] + ["(a)", "(b)"]
-        rels = [f"(a)-[r{i}:{t}]->(b)" for i, t in enumerate(types)]
-        sets = [f"a.{k} = 0" for k in missing]
-        stmt = "CREATE " + ", ".join(nodes + rels) + (" SET " + ", ".join(sets) if sets else "") + \
-            " WITH * DETACH DELETE " + ", ".join([f"n{i}" for i in range(len(labels))] + ["a", "b"])
-        self.run(stmt, write=True)
+        if labels or types or missing:
+            self.run(_register_statement(labels, types, missing), write=True)
 
     def _indices(self) -> list[dict[str, Any]]:
-        rows = self.run("CALL db.indexes() YIELD label, properties RETURN label, properties")
-        return rows
+        return self.run_named("indexes_falkordb")
 
     def clear(self) -> None:
         try:
             self.graph.delete()
         except Exception as exc:
-            if "empty key" not in str(exc).lower() and "invalid graph" not in str(exc).lower():
-                raise GraphError(f"cannot delete graph {self.graph_name!r}: {exc}") from None
+            if not falkordb_says(exc, "no graph"):
+                raise GraphError(f"cannot delete graph {self.graph_name!r}: {exc}") from exc
 
     def close(self) -> None:
         try:
@@ -426,11 +447,53 @@ class FalkorStore(GraphStore):
             self.server.stop()
 
 
+def _register_statement(labels: list[str], types: list[str], keys: list[str]) -> str:
+    """One write that names ``labels``, relationship types ``types`` and property keys ``keys`` and leaves nothing
+    behind: it creates a node per label, two nodes joined by an edge per type, sets every key on one of them, and
+    deletes them all. Built here, at run time, because it names what the graph does not hold yet, and Cypher
+    takes no label, type or property key as a parameter: the one statement not in ``cypher/``."""
+    nodes = [f"(n{i}:{label})" for i, label in enumerate(labels)] + ["(a)", "(b)"]
+    rels = [f"(a)-[r{i}:{t}]->(b)" for i, t in enumerate(types)]
+    sets = [f"a.{k} = 0" for k in keys]
+    return "CREATE " + ", ".join(nodes + rels) + (" SET " + ", ".join(sets) if sets else "") + \
+        " WITH * DETACH DELETE " + ", ".join([f"n{i}" for i in range(len(labels))] + ["a", "b"])
+
+
 # --- Neo4j --------------------------------------------------------------------------------------------
 
 
-#: Neo4j client error codes that mean a concurrent transaction got there first: worth a retry
-_CONFLICTS = ("ConstraintValidationFailed", "EntityNotFound")
+#: Neo4j's codes for a transaction over its timeout (the server's setting, or the one the driver sent)
+NEO4J_TIMEOUTS = frozenset({"Neo.ClientError.Transaction.TransactionTimedOut",
+                            "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration"})
+#: Neo4j client error codes that mean a concurrent transaction got there first (created or deleted the node):
+#: worth a retry
+NEO4J_CONFLICTS = frozenset({"Neo.ClientError.Schema.ConstraintValidationFailed",
+                             "Neo.ClientError.Statement.EntityNotFound"})
+#: what packing a statement's parameters raises (a value Bolt cannot carry)
+_PACKING = (OverflowError, UnicodeEncodeError, ValueError, TypeError)
+
+
+def neo4j_error(exc: BaseException, where: str, cypher: str = "", timeout_ms: int | None = None) -> GraphError | None:
+    """The Neo4j driver's error as fieldgraph's, by its codes and types, for the caller to raise ``from exc``
+    (None: not the driver's): QueryTimeout for :data:`NEO4J_TIMEOUTS`; GraphUnavailable for
+    :data:`NEO4J_CONFLICTS`; GraphRefused for what the statement or its parameters caused (any other
+    ``ClientError``, values Bolt cannot pack); GraphUnavailable for the rest (the server down, lost connections,
+    transient and database errors the driver's retries outlasted)."""
+    from neo4j import exceptions as ne
+
+    if isinstance(exc, ne.Neo4jError):
+        if exc.code in NEO4J_TIMEOUTS:
+            return QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms")
+        if exc.code in NEO4J_CONFLICTS:
+            return GraphUnavailable(f"{where}: a write conflicted with a concurrent one: {exc.message}")
+        if isinstance(exc, ne.ClientError):
+            return GraphRefused(f"{where} refused the statement: {exc.message}\n  {_first_line(cypher)}")
+        return GraphUnavailable(f"{where}: {exc.code}: {exc.message}")
+    if isinstance(exc, ne.DriverError):
+        return GraphUnavailable(f"{where}: {type(exc).__name__}: {exc}")
+    if isinstance(exc, _PACKING):
+        return GraphRefused(f"{where}: cannot send the statement's parameters: {exc}\n  {_first_line(cypher)}")
+    return None
 
 
 class Neo4jStore(GraphStore):
@@ -462,7 +525,7 @@ class Neo4jStore(GraphStore):
                                                      notifications_min_severity="OFF")
             self.driver.verify_connectivity()
         except Exception as exc:
-            raise GraphUnavailable(f"cannot reach Neo4j at {uri}: {exc}") from None
+            raise GraphUnavailable(f"cannot reach Neo4j at {uri}: {exc}") from exc
 
     def describe(self) -> str:
         return f"Neo4j at {self.uri}, database {self.database or '(default)'}"
@@ -503,27 +566,14 @@ class Neo4jStore(GraphStore):
 
     @contextmanager
     def _errors(self, cypher: str, timeout_ms: int | None) -> Iterator[None]:
-        """The driver's errors as fieldgraph's: QueryTimeout for Neo4j's timeout codes, GraphRefused for what
-        the statement or its parameters caused (client errors, values Bolt cannot pack), else GraphUnavailable
-        (the server down, lost connections, transient and database errors the driver's retries outlasted)."""
-        neo4j = self._neo4j
+        """The driver's errors as fieldgraph's (:func:`neo4j_error`), each with the driver's as its cause."""
         try:
             yield
-        except neo4j.exceptions.Neo4jError as exc:
-            if "TransactionTimedOut" in (exc.code or ""):
-                raise QueryTimeout(f"query exceeded its time budget of {timeout_ms} ms") from None
-            if any(c in (exc.code or "") for c in _CONFLICTS):  # a concurrent writer created or deleted it first
-                raise GraphUnavailable(f"{self.describe()}: a write conflicted with a concurrent one: {exc.message}") \
-                    from None
-            if isinstance(exc, neo4j.exceptions.ClientError):
-                raise GraphRefused(f"{self.describe()} refused the statement: {exc.message}\n"
-                                 f"  {cypher.splitlines()[0][:120]}") from None
-            raise GraphUnavailable(f"{self.describe()}: {exc.code}: {exc.message}") from None
-        except neo4j.exceptions.DriverError as exc:
-            raise GraphUnavailable(f"{self.describe()}: {type(exc).__name__}: {exc}") from None
-        except (OverflowError, UnicodeEncodeError, ValueError, TypeError) as exc:  # packing the parameters
-            raise GraphRefused(f"{self.describe()}: cannot send the statement's parameters: {exc}\n"
-                             f"  {cypher.splitlines()[0][:120]}") from None
+        except Exception as exc:
+            ours = neo4j_error(exc, self.describe(), cypher, timeout_ms)
+            if ours is None:
+                raise
+            raise ours from exc
 
     def _lock_writer(self, keys: list[str]) -> None:
         """An open write transaction that has merged one ``WriterLock`` node per key, in sorted order (one
@@ -548,7 +598,7 @@ class Neo4jStore(GraphStore):
             raise
         except FieldgraphError as exc:  # e.g. a server-side transaction timeout while waiting: not the batch's fault
             session.close()
-            raise GraphUnavailable(f"{self.describe()}: cannot take the writer lock: {exc}") from None
+            raise GraphUnavailable(f"{self.describe()}: cannot take the writer lock: {exc}") from exc
         except BaseException:
             session.close()
             raise
@@ -574,7 +624,7 @@ class Neo4jStore(GraphStore):
             with self.driver.session(database=self.database) as session:
                 session.run(cy.statement("clear_neo4j")).consume()
         except self._neo4j.exceptions.Neo4jError as exc:
-            raise GraphError(f"cannot clear {self.describe()}: {exc.message}") from None
+            raise GraphError(f"cannot clear {self.describe()}: {exc.message}") from exc
 
     def close(self) -> None:
         self.driver.close()

@@ -58,8 +58,8 @@ from fieldgraph.errors import (
 )
 from fieldgraph.graph import LineageGraph, Summary, WriteMode
 from fieldgraph.graph.write import one_version_each
-from fieldgraph.ingest.emitter import LIBRDKAFKA_LOG
 
+from .clients import Consumer, ConsumerFactory, Producer, ProducerFactory, kafka_consumer, kafka_producer
 from .config import WorkerConfig
 from .decoding import Decoder, open_decoder
 
@@ -147,16 +147,22 @@ def _header_value(v: Any) -> bytes:
 
 
 class Worker:
-    """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT/SIGHUP with ``install_signals``)."""
+    """``Worker(config).run()`` until :meth:`stop` (or SIGTERM/SIGINT/SIGHUP with ``install_signals``).
 
-    def __init__(self, config: WorkerConfig, *, graph: LineageGraph | None = None) -> None:
+    ``graph``: the graph to write (else the config's, opened when the run starts); ``consumer`` and ``producer``:
+    what builds the Kafka clients (confluent-kafka's by default; :mod:`fieldgraph.ingest.clients`)."""
+
+    def __init__(self, config: WorkerConfig, *, graph: LineageGraph | None = None,
+                 consumer: ConsumerFactory = kafka_consumer, producer: ProducerFactory = kafka_producer) -> None:
         self.config = config
         self.stats = Stats()
         self._decoder: Decoder | None = None
         self._graph = graph
         self._stop = threading.Event()
-        self._consumer: Any = None
-        self._producer: Any = None
+        self._new_consumer = consumer
+        self._new_producer = producer
+        self._consumer: Consumer | None = None
+        self._producer: Producer | None = None
         self._metrics: _Metrics | None = None
         self._paused = False
         self._backlog: list[Any] = []  # messages returned while waiting for the graph (processed next)
@@ -180,35 +186,21 @@ class Worker:
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):  # each: finish the batch, commit, leave
             signal.signal(signum, self.stop)
 
-    def _kafka_conf(self) -> dict[str, Any]:
-        return {"bootstrap.servers": self.config.bootstrap_servers, **self.config.kafka}
-
-    def _open(self) -> None:
+    def _open(self) -> Consumer:
         for dependency in ("confluent_kafka", "fastavro"):
             require(dependency, "kafka", "the Kafka worker")
-        from confluent_kafka import Consumer, Producer
-
         cfg = self.config
-        consumer_conf = {
-            **self._kafka_conf(), "group.id": cfg.group_id, "enable.auto.commit": False,
-            "enable.auto.offset.store": False, "auto.offset.reset": cfg.auto_offset_reset,
-            "error_cb": self._kafka_error, "logger": LIBRDKAFKA_LOG,
-        }
-        producer_conf = {k: v for k, v in self._kafka_conf().items() if not k.startswith(
-            ("session.", "heartbeat.", "max.poll.", "fetch.", "partition.assignment", "group.", "auto.offset",
-             "enable.auto", "isolation.", "queued."))}
-        producer_conf.update({"enable.idempotence": True, "acks": "all", "linger.ms": 5, "error_cb": self._kafka_error,
-                              "logger": LIBRDKAFKA_LOG})
         self._decoder = open_decoder(cfg)
-        self._consumer = Consumer(consumer_conf)
-        self._producer = Producer(producer_conf)
+        self._consumer = consumer = self._new_consumer(cfg, self._kafka_error)
+        self._producer = self._new_producer(cfg, self._kafka_error)
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="fieldgraph-writer")
-        self._consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
-                                 on_lost=self._on_revoke)
+        consumer.subscribe(list(cfg.topics), on_assign=self._on_assign, on_revoke=self._on_revoke,
+                           on_lost=self._on_revoke)
         if cfg.metrics_port:
             self._metrics = _Metrics(cfg.metrics_port)
         log.info("worker %s: group %r, topics %s, graph %s", cfg.bootstrap_servers, cfg.group_id,
                  ",".join(cfg.topics), cfg.graph or "embedded")
+        return consumer
 
     def _open_graph(self) -> LineageGraph:
         graph = self._retrying("opening the graph", self.config.graph_config().open, give_up_on_revoke=False)
@@ -244,14 +236,14 @@ class Worker:
 
     def run(self, *, max_idle_s: float | None = None) -> Stats:
         """Consume until stopped (or, with ``max_idle_s``, until nothing arrived for that long)."""
-        self._open()
+        consumer = self._open()
         try:
             with _short_gil_turns():
                 if self._graph is None:
                     self._graph = self._open_graph()
                 idle_since = time.monotonic()
                 while not self._stop.is_set():
-                    fresh = self._consumer.consume(self.config.batch_size, self.config.batch_timeout_s)
+                    fresh = consumer.consume(self.config.batch_size, self.config.batch_timeout_s)
                     # the backlog after the poll: a revoke inside it may have given the batch in flight back
                     msgs, self._backlog = self._backlog + fresh, []
                     msgs = [m for m in msgs if not self._kafka_message_error(m)]
@@ -445,6 +437,7 @@ class Worker:
             self._paused = True
 
     def _resume(self) -> None:
+        assert self._consumer is not None
         try:
             self._consumer.resume(self._consumer.assignment())
         except Exception as exc:  # noqa: BLE001
@@ -465,6 +458,7 @@ class Worker:
     def _send_dlq(self, bad: list[tuple[Any, str, str]]) -> None:
         if not bad:
             return
+        assert self._producer is not None
         errors: list[str] = []
 
         def report(err: Any, msg: Any) -> None:
@@ -502,6 +496,7 @@ class Worker:
             k = (m.topic(), m.partition())
             last[k] = max(last.get(k, -1), m.offset())
         offsets = [TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+        assert self._consumer is not None
         try:
             self._consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
@@ -531,6 +526,7 @@ class Worker:
         """Whether the brokers answer (a metadata request) when librdkafka last said they did not."""
         if self._unreachable is None:
             return True
+        assert self._consumer is not None
         try:
             self._consumer.list_topics(timeout=2.0)
         except Exception:  # noqa: BLE001 - KafkaException: still unreachable

@@ -61,10 +61,10 @@ for _fmt, _module, _function, _needs in (
 def to_model(schema: Any, format: str = "avro", *, name: str | None = None, **options: Any) -> Type:
     try:
         convert = CONVERTERS[format]
-    except KeyError:
+    except KeyError as exc:
         raise SchemaNormalizationError(
             f"unknown schema format {format!r}; known formats: {', '.join(sorted(CONVERTERS))}", schema=name
-        ) from None
+        ) from exc
     return convert(schema, name=name, **options)
 
 

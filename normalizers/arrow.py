@@ -238,11 +238,11 @@ def _load_manifest(text: str) -> Any:
         pass
     try:
         import yaml  # optional: ODF manifests are YAML
-    except ImportError:
+    except ImportError as exc:
         match = re.search(r"^\s*(?:schema|rawArrowSchema)\s*:\s*([A-Za-z0-9+/_\-=]+)\s*$", text, re.M)
         if match:
             return {"kind": "SetDataSchema", "schema": match.group(1)}
-        raise SchemaNormalizationError("Arrow schema text is neither base64 nor a JSON/YAML manifest") from None
+        raise SchemaNormalizationError("Arrow schema text is neither base64 nor a JSON/YAML manifest") from exc
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -10,7 +10,7 @@ Judging a diff (rule sets, registry compatibility) is :mod:`.compat`'s job.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -222,54 +222,68 @@ def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField], *, forma
     native = _datamine_type if format == "datamine" else None
     old_nodes, old_groups = _nodes(old, native)
     new_nodes, new_groups = _nodes(new, native)
-    pairs: dict[int, tuple[_Node, _Node, bool]] = {}  # old index -> (old, new, renamed)
-    queue: list[tuple[str | None, str | None]] = [(None, None)]
-    reordered: list[tuple[_Node, _Node]] = []
-    while queue:
-        op, np_ = queue.pop(0)
-        olds = old_groups.get(op, [])
-        news = new_groups.get(np_, [])
-        matched = _match_group(olds, news)
-        for o, n, was_renamed in matched:
-            pairs[o.index] = (o, n, was_renamed)
-            queue.append((o.path, n.path))
-        same = sorted(((o, n) for o, n, _ in matched), key=lambda p: p[0].sibling)
-        new_rank = {id(n): r for r, (_, n) in enumerate(sorted(same, key=lambda p: p[1].sibling))}
-        reordered.extend((o, n) for r, (o, n) in enumerate(same) if new_rank[id(n)] != r)
-
-    matched_new = {n.index for _, n, _ in pairs.values()}
-    removed_idx = {o.index for o in old_nodes if o.index not in pairs}
-    added_idx = {n.index for n in new_nodes if n.index not in matched_new}
-    old_index = {o.path: o.index for o in old_nodes}
-    new_index = {n.path: n.index for n in new_nodes}
-
-    def nested(node: _Node, idx: dict[str, int], gone: set[int]) -> bool:
-        return node.parent is not None and idx.get(node.parent) in gone
-
-    added = tuple(
-        FieldChange("added", n.path, None, n.field, nested(n, new_index, added_idx), None, n.type_text)
-        for n in new_nodes if n.index in added_idx
-    )
-    removed = tuple(
-        FieldChange("removed", o.path, o.field, None, nested(o, old_index, removed_idx), o.type_text)
-        for o in old_nodes if o.index in removed_idx
-    )
+    pairs, reordered = _match(old_groups, new_groups)
+    added = _one_sided(new_nodes, {n.index for _, n, _ in pairs.values()}, added=True)
+    removed = _one_sided(old_nodes, set(pairs), added=False)
     ordered = sorted(pairs.values(), key=lambda p: p[1].index)
-
-    def change(kind: str, o: _Node, n: _Node) -> FieldChange:
-        return FieldChange(kind, n.path, o.field, n.field, False, o.type_text, n.type_text)
-
-    renamed = tuple(change("renamed", o, n) for o, n, r in ordered if r)
-    type_changed = tuple(change("type_changed", o, n) for o, n, _ in ordered if o.signature != n.signature)
+    renamed = tuple(_change("renamed", o, n) for o, n, r in ordered if r)
+    type_changed = tuple(_change("type_changed", o, n) for o, n, _ in ordered if o.signature != n.signature)
     nullability = tuple(
-        change("nullability_changed", o, n) for o, n, _ in ordered if o.field.nullable != n.field.nullable
+        _change("nullability_changed", o, n) for o, n, _ in ordered if o.field.nullable != n.field.nullable
     )
-    moved = tuple(change("reordered", o, n) for o, n in sorted(reordered, key=lambda p: p[1].index))
+    moved = tuple(_change("reordered", o, n) for o, n in sorted(reordered, key=lambda p: p[1].index))
     same_paths = [f.fieldPath for f in old] == [f.fieldPath for f in new]
     sort_keys: tuple[FieldChange, ...] = ()
     if format == "datamine" and old and new:  # a new table defines its sort key, a removed one has none
         sort_keys = _sort_key_change(old_groups.get(None, []), new_groups.get(None, []), pairs)
     return SchemaDiff(added, removed, type_changed, nullability, renamed, moved, same_paths, sort_keys)
+
+
+#: old index -> (the old field, its match in the new version, whether it was renamed)
+_Pairs: TypeAlias = dict[int, tuple[_Node, _Node, bool]]
+
+
+def _match(old_groups: dict[str | None, list[_Node]], new_groups: dict[str | None, list[_Node]]
+           ) -> tuple[_Pairs, list[tuple[_Node, _Node]]]:
+    """The fields of the two versions matched level by level under matched parents (from the top), and the matched
+    fields whose place among their siblings changed."""
+    pairs: _Pairs = {}
+    queue: list[tuple[str | None, str | None]] = [(None, None)]
+    reordered: list[tuple[_Node, _Node]] = []
+    while queue:
+        op, np_ = queue.pop(0)
+        matched = _match_group(old_groups.get(op, []), new_groups.get(np_, []))
+        for o, n, was_renamed in matched:
+            pairs[o.index] = (o, n, was_renamed)
+            queue.append((o.path, n.path))
+        reordered.extend(_moved((o, n) for o, n, _ in matched))
+    return pairs, reordered
+
+
+def _moved(matched: Iterable[tuple[_Node, _Node]]) -> list[tuple[_Node, _Node]]:
+    """The pairs of one parent's matched fields whose rank among them differs between the versions."""
+    same = sorted(matched, key=lambda p: p[0].sibling)
+    new_rank = {id(n): r for r, (_, n) in enumerate(sorted(same, key=lambda p: p[1].sibling))}
+    return [(o, n) for r, (o, n) in enumerate(same) if new_rank[id(n)] != r]
+
+
+def _one_sided(nodes: list[_Node], matched: set[int], *, added: bool) -> tuple[FieldChange, ...]:
+    """The fields of one version that the other lacks (``added``: of the new one, else ``removed``, of the old one),
+    ``nested`` when their parent is one of them too."""
+    gone = {n.index for n in nodes if n.index not in matched}
+    index = {n.path: n.index for n in nodes}
+    out = []
+    for n in nodes:
+        if n.index in gone:
+            nested = n.parent is not None and index.get(n.parent) in gone
+            out.append(FieldChange("added", n.path, None, n.field, nested, None, n.type_text) if added else
+                       FieldChange("removed", n.path, n.field, None, nested, n.type_text))
+    return tuple(out)
+
+
+def _change(kind: str, o: _Node, n: _Node) -> FieldChange:
+    """A change of a field both versions have."""
+    return FieldChange(kind, n.path, o.field, n.field, False, o.type_text, n.type_text)
 
 
 def _datamine_type(f: SchemaField) -> str:

@@ -270,8 +270,8 @@ class _Resolver:
                     pass
             try:
                 doc = doc[part]
-            except (TypeError, LookupError):
-                raise _fail(where, f"$ref {ref['$ref']!r}: no such definition (unresolvable JSON pointer)") from None
+            except (TypeError, LookupError) as exc:
+                raise _fail(where, f"$ref {ref['$ref']!r}: no such definition (unresolvable JSON pointer)") from exc
         if doc is ref:
             raise _fail(where, f"$ref {ref['$ref']!r} refers directly to itself")
         if isinstance(doc, dict) and id(doc) in self.refs:

@@ -162,10 +162,10 @@ def _load(schema: Any, label: str, imports: Any, import_paths: Any) -> tuple[Any
                 return _build_pool(files, label), None
         try:
             schema = data.decode("utf-8")
-        except UnicodeDecodeError:
+        except UnicodeDecodeError as exc:
             raise SchemaNormalizationError(
                 "neither .proto text (not UTF-8) nor a serialized FileDescriptorSet", schema=label
-            ) from None
+            ) from exc
     if not isinstance(schema, str):
         raise SchemaNormalizationError(
             f"a Protobuf schema is .proto text, FileDescriptorSet bytes or a descriptor, not {type(schema).__name__}",
@@ -222,22 +222,12 @@ def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]
     try:
         import grpc_tools
         from grpc_tools import _protoc_compiler
-    except ImportError:  # pragma: no cover - a declared dependency
-        raise SchemaNormalizationError("compiling .proto text needs the grpcio-tools package") from None
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise SchemaNormalizationError("compiling .proto text needs the grpcio-tools package") from exc
     from google.protobuf import descriptor_pb2
 
-    files = {main: text}
-    for path, content in (imports or {}).items():
-        path = str(path).replace("\\", "/")
-        if not _safe_relative(path):
-            raise SchemaNormalizationError(f"import path {path!r} must be relative, without '..'")
-        if isinstance(content, bytes):
-            content = content.decode("utf-8")
-        files.setdefault(path, content)
-    if import_paths or any("google/type/" in content for content in files.values()):
-        fallbacks = {k: v for k, v in _GOOGLE_TYPE_FALLBACKS.items() if k not in files}
-    else:
-        fallbacks = {}
+    files = _sources(text, main, imports)
+    fallbacks = _fallbacks(files, import_paths)
     in_memory = _MEMORY_FILES and not any("=" in path for path in files)
     with _Scratch(in_memory) as scratch:
         if in_memory:
@@ -255,16 +245,41 @@ def _compile(text: str, main: str, imports: Any, import_paths: Any) -> list[Any]
         code = _run_protoc(_protoc_compiler, [a.encode() for a in args], scratch.fds[log])
         data = scratch.read(out)
         if code != 0 or not data:
-            messages = scratch.read(log).decode("utf-8", "replace")
-            for name, disk in sorted(scratch.paths.items(), key=lambda pair: -len(pair[1])):  # fd 10 before fd 1
-                messages = messages.replace(disk, name)
-            if scratch.tmp is not None:
-                messages = messages.replace(scratch.tmp + os.sep, "")
-            messages = "\n".join(line for line in messages.splitlines() if not _LOG_NOISE.match(line))
             raise SchemaNormalizationError(
-                "protoc could not compile it: " + (messages.strip() or f"exit status {code}")
+                "protoc could not compile it: " + (_protoc_messages(scratch, log) or f"exit status {code}")
             )
     return list(descriptor_pb2.FileDescriptorSet.FromString(data).file)
+
+
+def _sources(text: str, main: str, imports: Any) -> dict[str, str]:
+    """The files protoc is given: ``text`` as ``main``, then the imports (relative paths, without ``..``)."""
+    files = {main: text}
+    for path, content in (imports or {}).items():
+        path = str(path).replace("\\", "/")
+        if not _safe_relative(path):
+            raise SchemaNormalizationError(f"import path {path!r} must be relative, without '..'")
+        if isinstance(content, bytes):
+            content = content.decode("utf-8")
+        files.setdefault(path, content)
+    return files
+
+
+def _fallbacks(files: Mapping[str, str], import_paths: Any) -> dict[str, str]:
+    """The ``google/type`` files DataHub ships that are not given, read after the import paths: for a schema that
+    names such a file, or that reads import paths (which may)."""
+    if import_paths or any("google/type/" in content for content in files.values()):
+        return {k: v for k, v in _GOOGLE_TYPE_FALLBACKS.items() if k not in files}
+    return {}
+
+
+def _protoc_messages(scratch: _Scratch, log: str) -> str:
+    """What protoc wrote to ``log``, the files named by their names (not their disk paths), without its noise."""
+    messages = scratch.read(log).decode("utf-8", "replace")
+    for name, disk in sorted(scratch.paths.items(), key=lambda pair: -len(pair[1])):  # fd 10 before fd 1
+        messages = messages.replace(disk, name)
+    if scratch.tmp is not None:
+        messages = messages.replace(scratch.tmp + os.sep, "")
+    return "\n".join(line for line in messages.splitlines() if not _LOG_NOISE.match(line)).strip()
 
 
 class _Scratch:

@@ -20,7 +20,7 @@ ALLOWED = {
     "fieldgraph.errors": set(),
     "fieldgraph.bulk": set(),
     "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers"},
-    "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers"},
+    "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.sqllineage"},
     "fieldgraph.fieldops": {"fieldgraph.errors"},
     "fieldgraph.sqllineage": {"fieldgraph.errors"},
     "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",

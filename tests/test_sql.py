@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
 
 import pytest
+import sqlglot
 from typer.testing import CliRunner
 
 from fieldgraph.changes import LineageChange, QueryChange, SqlChange
@@ -475,6 +477,57 @@ def test_concurrent_writers_settle_the_query_join(graph, monkeypatch) -> None:
     first.write(decode_event(query_event(TOTALS_SQL)))
     assert seen == [{}]
     assert ("total", "amount") in edges_of(graph, TOTALS)  # the first writer, finishing last, settled it
+
+
+# --- SQL parsed once ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The texts sqlglot parses (``sqlglot.parse``, which parse_statements calls; ``parse_one``: never a statement)."""
+    seen: list[str] = []
+    parse, parse_one = sqlglot.parse, sqlglot.parse_one
+
+    def counting(sql, *args, **kw):
+        seen.append(sql)
+        return parse(sql, *args, **kw)
+
+    def no_statement(sql, *args, **kw):
+        assert not isinstance(sql, str) or "SELECT" not in sql.upper(), sql
+        return parse_one(sql, *args, **kw)
+
+    monkeypatch.setattr(sqlglot, "parse", counting)
+    monkeypatch.setattr(sqlglot, "parse_one", no_statement)
+    return seen
+
+
+SCRIPT = ("CREATE TABLE shop.tmp AS SELECT customer_id, amount FROM shop.orders WHERE amount > 0;"
+          "INSERT INTO shop.totals SELECT customer_id, SUM(amount) AS total, 0 AS buyers FROM shop.tmp "
+          "GROUP BY customer_id")
+
+
+@pytest.mark.parametrize("backend", ["memory"], indirect=True)
+def test_each_statement_is_parsed_once_from_the_source_to_the_plan(graph, parses) -> None:
+    """A batch of SQL events, an OpenLineage SQL facet and a DataHub query joined to the lineage naming it: each
+    text parsed once, when its source reads it (the write path derives from the trees the sources made)."""
+    ingest(graph, orders_schema(), sql_event(SCRIPT), ol_event({}, PG_SQL), query_event(TOTALS_SQL),
+           upstream_lineage(10))
+    assert sorted(parses) == sorted([SCRIPT, PG_SQL, TOTALS_SQL])
+    assert ("total", "amount") in edges_of(graph, ds("shop.totals")) and edges_of(graph, PG_TOTALS)
+    assert edges_of(graph, ds("shop.tmp"))
+
+
+@pytest.mark.parametrize("backend", ["memory"], indirect=True)
+def test_a_statement_sent_to_another_process_is_parsed_once_there(graph, parses) -> None:
+    """SQL changes as decoder processes send them (pickled, without their trees): parsed once more on the write
+    path, one statement each."""
+    changes = [c for e in (orders_schema(), sql_event(SCRIPT)) for c in decode_event(e)]
+    sent = pickle.loads(pickle.dumps(changes, protocol=5))
+    assert sent == changes and all(c.parsed.tree is None for c in sent if isinstance(c, SqlChange))
+    parses.clear()
+    graph.ingest(sent)
+    assert sorted(parses) == sorted(c.statement for c in sent if isinstance(c, SqlChange))
+    assert ("total", "amount") in edges_of(graph, ds("shop.totals"))
 
 
 # --- the command line -----------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
@@ -15,6 +15,12 @@ from fieldgraph.ingest.cli.boundary import about, finish
 from fieldgraph.ingest.cli.options import AsJson, GraphName, GraphUri, open_graph
 from fieldgraph.ingest.cli.render import Name, dump, err, out, plural, short
 from fieldgraph.normalizers import FieldUrn
+
+if TYPE_CHECKING:
+    from fieldgraph.changes import Change
+    from fieldgraph.graph import IngestReport
+    from fieldgraph.graph.sql import Derived
+    from fieldgraph.ingest.sources.sql import TableNames
 
 
 def sql_cmd(
@@ -36,19 +42,42 @@ def sql_cmd(
     """Derive field lineage from SQL and write it: each column a statement writes, from the columns it reads
     (SELECT * and unqualified names resolved against the schemas the graph holds), DIRECT or INDIRECT with
     OpenLineage's subtypes. A statement that cannot be parsed is an error with its line and column."""
-    import time
-
-    from fieldgraph.graph.sql import Derived, derive_each
-    from fieldgraph.ingest.sources.sql import TableNames, platform_of, sql_changes
+    from fieldgraph.ingest.sources.sql import TableNames, platform_of
 
     names = TableNames(platform or platform_of(dialect), env, database)
-    changes: list[Any] = []
+    changes = _changes(files, names, dialect=dialect, job=job, target=target)
+    derived, report = _derived(changes, graph, graph_name, dry_run=dry_run)
+    result = [_json(d) for d in derived]
+    if as_json:
+        dump({"statements": result, "written": report is not None})
+    else:
+        _show(derived, result, dry_run=dry_run)
+    finish()
+
+
+def _changes(files: list[Path], names: TableNames, *, dialect: str | None, job: str | None, target: str | None
+             ) -> list[Change]:
+    """The SQL changes of the files' statements (``-``: stdin), stamped now."""
+    import time
+
+    from fieldgraph.ingest.sources.sql import sql_changes
+
+    changes: list[Change] = []
     now = int(time.time() * 1000)
     for path in files:
         text = sys.stdin.read() if str(path) == "-" else _read(path)
         with about(Path("<stdin>") if str(path) == "-" else path):
             changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now,
                                    origin=str(path))
+    return changes
+
+
+def _derived(changes: list[Change], graph: str | None, graph_name: str | None, *, dry_run: bool
+             ) -> tuple[list[Derived], IngestReport | None]:
+    """Each change's lineage against the graph's schemas, and the report of writing them (``None``: a dry run). A
+    dry run without a graph places every reference by name; a statement the graph refuses is an error."""
+    from fieldgraph.graph.sql import Derived, derive_each
+
     report = None
     try:
         with open_graph(graph, graph_name, create=not dry_run) as g:
@@ -61,11 +90,11 @@ def sql_cmd(
         derived = [d for d in derive_each(changes, {}) if isinstance(d, Derived)]
     if report is not None and report.refused:
         raise InputError("; ".join(f"{origin}: {reason}" for origin, reason in report.refused))
-    result = [_json(d) for d in derived]
-    if as_json:
-        dump({"statements": result, "written": report is not None})
-        finish()
-        return
+    return derived, report
+
+
+def _show(derived: list[Derived], result: list[dict[str, Any]], *, dry_run: bool) -> None:
+    """A table of each statement's edges, what it could not place, and how many edges were (or would be) written."""
     for d, r in zip(derived, result, strict=True):
         t = Table(title=f"{short(d.change.dataset)}  ({d.change.job})", title_justify="left")
         for col in ("column", "from", "kind", "subtype", "masking", "confidence"):
@@ -79,7 +108,6 @@ def sql_cmd(
     edges = sum(len(r["edges"]) for r in result)
     verb = "would write" if dry_run else "wrote"
     out.print(Text(f"{verb} {plural(edges, 'edge')} from {plural(len(result), 'statement')}"))
-    finish()
 
 
 def _read(path: Path) -> str:

@@ -58,8 +58,8 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     assert svc.writer is not None, "the service is not started"
     try:
         outcome = await asyncio.wait_for(asyncio.wrap_future(svc.writer.submit(decoded)), WRITE_WAIT_S)
-    except TimeoutError:
-        raise TransientError(f"the graph did not take the write within {WRITE_WAIT_S:g}s") from None
+    except TimeoutError as exc:
+        raise TransientError(f"the graph did not take the write within {WRITE_WAIT_S:g}s") from exc
     refused = [(placed[j], f"the graph refused it: {why}") for j, why in enumerate(outcome) if why is not None]
     counts = svc.metrics.events
     counts.labels(endpoint, "written").inc(len(decoded) - len(refused))

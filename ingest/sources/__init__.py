@@ -2,7 +2,7 @@
 
 One dispatch, :func:`decode_event`, reads one JSON event of any source fieldgraph knows:
 
-- DataHub (``datahub.py``): MCP, MCL, MCE, MAE with ``schemaMetadata``, ``upstreamLineage`` and the
+- DataHub (``datahub/``): MCP, MCL, MCE, MAE with ``schemaMetadata``, ``upstreamLineage`` and the
   RFC's ``datasetUpstreamLineage``;
 - CDAP field lineage (``cdap.py``): a program run's field operations;
 - OpenLineage (``openlineage.py``): run, job and dataset events with schema and column lineage facets

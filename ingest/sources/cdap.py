@@ -44,7 +44,7 @@ from fieldgraph.errors import CdapLineageError, EventError
 from fieldgraph.normalizers import UrnError
 from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
 
-from .datahub import _format_validation
+from .validation import format_validation
 
 SOURCE_FORMAT = "cdap"
 
@@ -315,7 +315,7 @@ def decode_cdap_event(obj: Any, origin: str = "") -> list[Change]:
     try:
         event = CdapFieldLineageEvent.model_validate(obj)
     except ValidationError as exc:
-        raise EventError("CDAP field lineage: " + _format_validation(exc, "")) from exc
+        raise EventError("CDAP field lineage: " + format_validation(exc, "")) from exc
     ops = fieldops.OperationSet(operations_of(event))
     return run_changes(ops, f"{SOURCE_FORMAT}:{event.program}", event.program, event.run_id, event.time, origin)
 

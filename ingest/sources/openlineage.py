@@ -303,7 +303,8 @@ def _sql_lineage(obj: dict[str, Any], mapping: PlatformMapping, query: str, dial
             tables = match_tables(st.tables, inputs)
             names = {key: tables.get(key) or _urn(mapping, ns, key, "job.facets.sql.query") for key in st.tables}
             out.append(SqlChange(urn, job, st.text, dialect, tuple(names.items()), st.target or "", run, query, ts,
-                                 origin, strict=False))  # a hint: what cannot be derived is logged, not refused
+                                 origin, strict=False,  # a hint: what cannot be derived is logged, not refused
+                                 parsed=st))
     return out
 
 

@@ -82,7 +82,8 @@ def sql_change(st: Statement, names: TableNames, *, job: str | None = None, targ
     dataset = names.urn(st.target or target or "")
     tables = tuple((key, names.urn(key)) for key in st.tables)
     key = st.target or (target if target and not target.startswith("urn:") else "")
-    return SqlChange(dataset, job or statement_job(st.text), st.text, st.dialect, tables, key, run, query, ts, origin)
+    return SqlChange(dataset, job or statement_job(st.text), st.text, st.dialect, tables, key, run, query, ts, origin,
+                     parsed=st)
 
 
 def statement_job(text: str) -> str:
