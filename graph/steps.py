@@ -289,6 +289,10 @@ class Plan:
             if rows:
                 yield step, rows
 
+    def __bool__(self) -> bool:
+        """Whether the plan writes anything (a step with rows)."""
+        return any(True for _ in self.steps())
+
     def edge_keys(self) -> set[tuple[str, str, str]]:
         """(down, up, source) of every field and dataset lineage edge the plan merges."""
         return {(r["down"], r["up"], r["source"]) for rows in (self.merge_field_edges, self.merge_dataset_edges)

@@ -329,7 +329,7 @@ class Writer:
 
     def _settle_placeholders(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
         fix = plan_placeholder_settlement(changes, plans, self)
-        if fix is not None and fix.steps():
+        if fix:
             self.apply(fix)
             log.info("resolved %d placeholder fields left by a concurrent write", len(fix.delete_fields))
 
