@@ -203,6 +203,10 @@ class MemoryStore(GraphStore):
     def _unlock_writer(self) -> None:
         self._writer.release()
 
+    def locks_unbroken(self) -> bool:
+        """A thread lock does not end under its holder."""
+        return self.held_keys() is not None
+
     def ensure_schema(self) -> None:
         return None
 

@@ -161,6 +161,12 @@ class GraphStore(ABC):
         """Take the locks of ``keys`` (sorted), waiting for their holders."""
         return None
 
+    def locks_unbroken(self) -> bool:
+        """Whether this thread holds its writer locks unbroken since it took them (a lock can end under a holder that
+        stalls, or whose connection drops): then no other writer changed what they cover meanwhile. One round trip;
+        False when it holds none, or cannot tell."""
+        return False
+
     def _unlock_writer(self) -> None:
         return None
 
@@ -336,10 +342,22 @@ class FalkorStore(GraphStore):
 
         thread = threading.Thread(target=keep, name="fieldgraph-writer-lock", daemon=True)
         thread.start()
-        self._writer_local.held = (rkeys, token, stop, thread)
+        self._writer_local.held = (rkeys, token, stop, thread, renew)
+
+    def locks_unbroken(self) -> bool:
+        """Renewing every key with this holder's token renews them all: none expired (an expired key is gone, or
+        another writer's, and the token is this holder's alone), so they were held throughout."""
+        held = getattr(self._writer_local, "held", None)
+        if self.held_keys() is None or held is None:
+            return False
+        rkeys, token, _, _, renew = held
+        try:
+            return int(self._redis(lambda: renew(keys=rkeys, args=[token, WRITER_TTL_MS]))) == len(rkeys)
+        except FieldgraphError:
+            return False
 
     def _unlock_writer(self) -> None:
-        rkeys, token, stop, thread = self._writer_local.held
+        rkeys, token, stop, thread, _ = self._writer_local.held
         stop.set()
         thread.join()
         self._release(rkeys, token)
@@ -603,6 +621,19 @@ class Neo4jStore(GraphStore):
             session.close()
             raise
         self._writer_local.held = (session, tx)
+
+    def locks_unbroken(self) -> bool:
+        """The lock transaction still answers: Neo4j ends it (and its locks) only with its connection, for good."""
+        held = getattr(self._writer_local, "held", None)
+        if self.held_keys() is None or held is None:
+            return False
+        _, tx = held
+        try:
+            tx.run(cy.statement("ping")).consume()
+        except (self._neo4j.exceptions.Neo4jError, self._neo4j.exceptions.DriverError) as exc:
+            log.warning("the writer lock of %s ended before its batch did (%s)", self.describe(), exc)
+            return False
+        return True
 
     def _unlock_writer(self) -> None:
         session, tx = self._writer_local.held

@@ -16,15 +16,16 @@ write at the same time. Placeholders are created, linked and cleaned up only hol
 cleanup of a batch is that of its locked datasets. The modes differ only where several writers share the graph:
 
 - ``single``: one writer (``fieldgraph ingest``, tests);
-- ``concurrent``: several writers (Kafka workers on different partitions). Placeholder fields
-  are created with a statement that tolerates a concurrent create; after applying, the batch checks its
-  lineage edges all exist and writes again (idempotent) if another writer's cleanup removed a node
-  between two statements; then (once per :meth:`Writer.write_each` batch, after its last run) it re-reads
-  the datasets that got a schema or a placeholder and
-  resolves what now resolves (another writer may have written the schema meanwhile). Whichever writer
-  finishes last sees both writes, so no placeholder that a schema resolves survives. (Holding the locks of
-  every dataset its statements touch, a batch meets no other writer there, so these find nothing to do; they
-  stay for what the locks do not cover: a lock that expired under a stalled writer, a backfill running beside);
+- ``concurrent``: several writers (Kafka workers on different partitions, ``fieldgraph serve``). Placeholder
+  fields are created with a statement that tolerates a concurrent create. Holding the locks of every dataset its
+  statements touch, a batch meets no other writer there; after applying, one round trip tells whether the locks
+  held unbroken (:meth:`GraphStore.locks_unbroken`). If they did not (a lock expired under a writer that stalled,
+  or its Neo4j connection dropped), the batch checks its lineage edges all exist and writes again (idempotent)
+  if another writer's cleanup removed a node between two statements; then (once per :meth:`Writer.write_each`
+  batch, after its last run) it re-reads the datasets that got a schema or a placeholder and resolves what now
+  resolves (another writer may have written the schema meanwhile), and settles the queries and the lineage
+  naming them. Whichever writer finishes last sees both writes, so no placeholder that a schema resolves
+  survives. (A backfill takes no locks: it runs before the workers take over, as the README says);
 - ``backfill``: many Spark tasks at once, each on its own datasets, without writer locks (the tasks
   write apart). The placeholder cleanup is
   left out (it could delete a placeholder another task has created but not linked yet) and run once at
@@ -203,6 +204,8 @@ class Writer:
         return plan
 
     def _settle(self, changes: Sequence[Change], plans: Sequence[Plan]) -> None:
+        if self.store.locks_unbroken():  # no other writer wrote what the batch covers: nothing to settle
+            return
         self._settle_placeholders(changes, plans)
         self._settle_queries(changes)
 
@@ -293,7 +296,7 @@ class Writer:
             plan = self.plan(changes)
             self.apply(plan)
             keys = plan.edge_keys()
-            if not keys or self._count_edges(keys) >= len(keys):
+            if not keys or self.store.locks_unbroken() or self._count_edges(keys) >= len(keys):
                 return plan
             log.info("a concurrent write removed a node this batch's edges need; writing the batch again (%d)",
                      attempt)

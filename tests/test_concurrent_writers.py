@@ -85,6 +85,51 @@ def test_the_writer_lock_excludes_another_writer_until_released(graph) -> None:
     other.close()
 
 
+def end_lock(store: Any) -> None:
+    """End this thread's writer locks under it, as a time to live running out while the holder stalls (FalkorDB:
+    the keys go) or a dropped connection (Neo4j: the lock transaction ends) does."""
+    held = store._writer_local.held
+    if hasattr(store, "writer_key"):
+        store.db.connection.delete(*held[0])
+    else:
+        held[1].rollback()
+
+
+def test_a_writer_knows_whether_its_locks_held_unbroken(graph) -> None:
+    assert not graph.store.locks_unbroken()  # none held
+    with graph.store.sole_writer(["k1", "k2"]):
+        assert graph.store.locks_unbroken()
+        assert graph.store.locks_unbroken()  # asking renews nothing it should not
+        end_lock(graph.store)
+        assert not graph.store.locks_unbroken()
+    with graph.store.sole_writer(["k1"]):  # taken again afterwards
+        assert graph.store.locks_unbroken()
+
+
+def test_a_batch_whose_locks_broke_is_verified_and_settled(graph, reference_graph, monkeypatch) -> None:
+    """Concurrent writers skip the edge check and the settling when their locks held (no other writer could have
+    written there); a batch whose locks ended under it runs both, and the graph is the same."""
+    from fieldgraph.graph.write import Writer
+
+    a, b = overlapping_histories(datasets=6)
+    history = changes(a, "a") + changes(b, "b")
+    checks: list[int] = []
+    count_edges, apply = Writer._count_edges, Writer.apply
+    monkeypatch.setattr(Writer, "_count_edges", lambda w, keys: (checks.append(len(keys)), count_edges(w, keys))[1])
+    reference_graph.ingest(history, batch_events=4, mode=WriteMode.CONCURRENT)
+    assert checks == []  # locks unbroken: nothing to check
+
+    def breaking(w: Writer, plan: Any) -> None:
+        apply(w, plan)
+        if w.store.held_keys() is not None and w.store.locks_unbroken():
+            end_lock(w.store)
+
+    monkeypatch.setattr(Writer, "apply", breaking)
+    graph.ingest(history, batch_events=4, mode=WriteMode.CONCURRENT)
+    assert checks and all(n > 0 for n in checks)
+    assert dump(graph) == dump(reference_graph)
+
+
 def test_two_ingest_runs_on_one_embedded_data_folder(reference_graph, tmp_path) -> None:
     """Two ``fieldgraph ingest`` processes on one data folder at once: neither stops the server under the other,
     and the graph is the one a single run of both histories makes."""
