@@ -4,6 +4,31 @@ It owns every Cypher statement (``cypher/``) and the one write path: typed chang
 (:mod:`fieldgraph.changes`) are planned (``plan.py``) and written (``write.py``) here.
 """
 
+from .answers import (
+    AmbiguousReference,
+    Carrier,
+    DatasetEdge,
+    DatasetFields,
+    DatasetHit,
+    EdgeRow,
+    FieldChange,
+    FieldHit,
+    FieldInfo,
+    FieldLineage,
+    FieldRow,
+    FieldTags,
+    GraphStats,
+    Hop,
+    Impact,
+    InheritedLabel,
+    LineageDiff,
+    LineagePath,
+    LineageResult,
+    SearchResult,
+    Tagged,
+    Unresolved,
+    encode,
+)
 from .embedded import DEFAULT_DATA_DIR, EmbeddedServer
 from .errors import (
     AmbiguousReferenceError,
@@ -14,16 +39,18 @@ from .errors import (
     NotFoundError,
     QueryTimeout,
 )
-from .lineage import Hop, IngestReport, LineageGraph, LineageResult
+from .lineage import IngestReport, LineageGraph
 from .memory import MemoryStore
 from .steps import Plan, Summary
 from .store import FalkorStore, GraphStore, Neo4jStore, embedded_server, open_store
 from .write import WriteMode, Writer
 
 __all__ = [
-    "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
-    "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
-    "MemoryStore", "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "Summary", "WriteMode", "Writer",
-    "embedded_server",
+    "AmbiguousReference", "AmbiguousReferenceError", "Carrier", "DEFAULT_DATA_DIR", "DatasetEdge", "DatasetFields",
+    "DatasetHit", "EdgeRow", "EmbeddedServer", "FalkorStore", "FieldChange", "FieldHit", "FieldInfo", "FieldLineage",
+    "FieldRow", "FieldTags", "GraphError", "GraphRefused", "GraphStats", "GraphStore", "GraphURIError",
+    "GraphUnavailable", "Hop", "Impact", "IngestReport", "InheritedLabel", "LineageDiff", "LineageGraph",
+    "LineagePath", "LineageResult", "MemoryStore", "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout",
+    "SearchResult", "Summary", "Tagged", "Unresolved", "WriteMode", "Writer", "embedded_server", "encode",
     "open_store",
 ]
