@@ -16,6 +16,7 @@ from .answers import (
     FieldInfo,
     FieldLineage,
     FieldRow,
+    FieldRowAsOf,
     FieldTags,
     GraphStats,
     Hop,
@@ -48,9 +49,9 @@ from .write import WriteMode, Writer
 __all__ = [
     "AmbiguousReference", "AmbiguousReferenceError", "Carrier", "DEFAULT_DATA_DIR", "DatasetEdge", "DatasetFields",
     "DatasetHit", "EdgeRow", "EmbeddedServer", "FalkorStore", "FieldChange", "FieldHit", "FieldInfo", "FieldLineage",
-    "FieldRow", "FieldTags", "GraphError", "GraphRefused", "GraphStats", "GraphStore", "GraphURIError",
-    "GraphUnavailable", "Hop", "Impact", "IngestReport", "InheritedLabel", "LineageDiff", "LineageGraph",
-    "LineagePath", "LineageResult", "MemoryStore", "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout",
-    "SearchResult", "Summary", "Tagged", "Unresolved", "WriteMode", "Writer", "embedded_server", "encode",
-    "open_store",
+    "FieldRow", "FieldRowAsOf", "FieldTags", "GraphError", "GraphRefused", "GraphStats", "GraphStore",
+    "GraphURIError", "GraphUnavailable", "Hop", "Impact", "IngestReport", "InheritedLabel", "LineageDiff",
+    "LineageGraph", "LineagePath", "LineageResult", "MemoryStore", "Neo4jStore", "NotFoundError", "Plan",
+    "QueryTimeout", "SearchResult", "Summary", "Tagged", "Unresolved", "WriteMode", "Writer", "embedded_server",
+    "encode", "open_store",
 ]

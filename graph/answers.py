@@ -220,7 +220,7 @@ class FieldRow:
     STATE: ClassVar[tuple[str, ...]] = ("type", "nativeDataType", "nullable", "isPartOfKey", "description")
 
     @classmethod
-    def from_row(cls, r: Row) -> FieldRow:
+    def from_row(cls, r: Row) -> Self:
         """From ``dataset_fields.cypher``'s row, or one with its state as it was at an instant."""
         return cls(r["urn"], r["fieldPath"], r.get("simplePath"), r.get("type"), r.get("nativeDataType"),
                    r.get("nullable"), r.get("isPartOfKey"), bool(r.get("removed")), bool(r.get("placeholder")),
@@ -235,6 +235,16 @@ class FieldRow:
         return {"urn": self.urn, "fieldPath": self.field_path, "simplePath": self.simple_path, "type": self.type,
                 "nativeDataType": self.native_data_type, "nullable": self.nullable, "isPartOfKey": self.is_part_of_key,
                 "removed": self.removed, "placeholder": self.placeholder, "description": self.description}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldRowAsOf(FieldRow):
+    """A dataset's field as it was at an instant (:meth:`LineageGraph.fields` with ``as_of``): its JSON has the
+    state columns before ``removed`` and ``placeholder``, as that listing always had."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"urn": self.urn, "fieldPath": self.field_path, "simplePath": self.simple_path, **self.state(),
+                "removed": self.removed, "placeholder": self.placeholder}
 
 
 @dataclass(frozen=True, slots=True)
@@ -484,6 +494,6 @@ class FieldLineage:
 
 
 __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFields", "DatasetHit", "EdgeRow",
-           "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldTags", "GraphStats", "Hop",
-           "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult", "SearchResult", "Tagged",
-           "Unresolved", "encode"]
+           "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
+           "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
+           "SearchResult", "Tagged", "Unresolved", "encode"]

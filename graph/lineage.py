@@ -33,6 +33,7 @@ from .answers import (
     FieldInfo,
     FieldLineage,
     FieldRow,
+    FieldRowAsOf,
     FieldTags,
     GraphStats,
     Hop,
@@ -377,13 +378,13 @@ class LineageGraph:
             if then is None:
                 unlisted.append(r)
                 continue
-            out.append(FieldRow.from_row({**r, **{k: then.get(k) for k in FieldRow.STATE},
+            out.append(FieldRowAsOf.from_row({**r, **{k: then.get(k) for k in FieldRow.STATE},
                                           "removed": bool(then["removed"]), "placeholder": False}))
         presence = self._presence([r["urn"] for r in unlisted], as_of)
         for r in unlisted:
             p = presence.get(r["urn"], {})
             if p.get("referencedThen") or _at_or_before(p.get("firstJobReference"), as_of):  # a job declared it
-                out.append(FieldRow(r["urn"], r["fieldPath"], simple_ref(r["fieldPath"]), placeholder=True))
+                out.append(FieldRowAsOf(r["urn"], r["fieldPath"], simple_ref(r["fieldPath"]), placeholder=True))
         return sorted(out, key=lambda r: r.field_path)
 
     def field(self, name: str, *, as_of: int | None = None) -> FieldInfo:
