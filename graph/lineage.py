@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
@@ -264,28 +264,16 @@ class LineageGraph:
             raise InputError(f"start {start} is not before end {end}")
         urn = self.resolve_field(field)
         runs = RunLineage(self.store, direction, start, end)
-
-        def keep(h: Hop) -> bool:
-            e = h.edge
-            if e.get("operationSet"):  # a CDAP run's edge: kept when a run in the range ties the two fields
-                return runs.connects(h.from_urn, h.urn, e.get("source"))
-            first = e.get("firstSeen", e.get("createdAt"))
-            last = e.get("lastSeen", first)
-            return (end is None or first is None or first < end) and (start is None or last is None or last >= start)
-
         res = self._walk([urn], "upstream" if direction == "incoming" else "downstream", depth, time_budget_s,
-                         keep=keep)
+                         keep=lambda h: _in_range(h, runs, start, end))
         summary: dict[str, list[str]] = {}
         others: dict[str, dict[str, Any]] = {}
         for h in res.hops:
             paths = summary.setdefault(h.dataset_urn or h.urn, [])
             if (h.field_path or h.urn) not in paths:
                 paths.append(h.field_path or h.urn)
-            e = h.edge
-            if h.depth == 1 and not e.get("operationSet"):
-                op = {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
-                      "programs": [{"program": e.get("program") or e.get("query") or e.get("source"),
-                                    "run": e.get("run"), "runTime": e.get("runTime")}], "operations": []}
+            if h.depth == 1 and not h.edge.get("operationSet"):
+                op = _job_operation(h.edge)
                 others.setdefault(repr(op), op)
         mine = runs.of(urn)
         return FieldLineage(urn, direction, start, end, depth, res.partial, res.reason,
@@ -487,6 +475,24 @@ class LineageGraph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
         return self.store.run(cypher, params, write=write)
+
+
+def _in_range(h: Hop, runs: RunLineage, start: int | None, end: int | None) -> bool:
+    """Whether a hop's edge counts in ``[start, end)``: a CDAP run's edge when a run in the range ties the two
+    fields; another when it was seen in the range (``firstSeen < end``, ``lastSeen >= start``; no times: always)."""
+    e = h.edge
+    if e.get("operationSet"):
+        return runs.connects(h.from_urn, h.urn, e.get("source"))
+    first = e.get("firstSeen", e.get("createdAt"))
+    last = e.get("lastSeen", first)
+    return (end is None or first is None or first < end) and (start is None or last is None or last >= start)
+
+
+def _job_operation(e: Mapping[str, Any]) -> dict[str, Any]:
+    """The operation a job's or query's edge (DataHub, OpenLineage) stands for, in CDAP's JSON form."""
+    return {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
+            "programs": [{"program": e.get("program") or e.get("query") or e.get("source"), "run": e.get("run"),
+                          "runTime": e.get("runTime")}], "operations": []}
 
 
 def _at_or_before(t: Any, as_of: int) -> bool:

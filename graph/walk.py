@@ -51,25 +51,15 @@ class Walk:
         start = starts[0] if starts else (dataset_starts[0] if dataset_starts else "")
         hops: list[Hop] = []
         seen = {*starts, *dataset_starts}
-        frontier, extra = list(starts), list(dataset_starts)
 
         def result(reason: str | None = None, *, at_requested_depth: bool = False) -> LineageResult:
             return LineageResult(start, self.direction, tuple(hops), reason is not None, reason, depth,
                                  at_requested_depth, self.as_of)
 
         with self.store.reading(timeout_ms=max(1, self._remaining_ms())):
-            level = 0
-            while (frontier or extra) and (cap is None or level < cap):
-                level += 1
-                remaining_ms = self._remaining_ms()
-                if remaining_ms <= 0:
-                    return result(self._out_of_time(level - 1))
-                try:
-                    rows = self._one_hop(frontier, extra, remaining_ms)
-                except QueryTimeout:
-                    return result(self._out_of_time(level))
-                extra = []
-                frontier = self._take(rows, level, hops, seen)
+            frontier, stopped = self._levels(list(starts), list(dataset_starts), cap, hops, seen)
+            if stopped:
+                return result(stopped)
             if frontier and cap is not None and (self.keep is None or not capped):
                 # is there anything beyond the cap? (a filtered walk at the cap would have to filter the answer
                 # too; one at the depth asked for checks that the edges it would follow lead to fields not reached)
@@ -82,6 +72,25 @@ class Walk:
                     return result(f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond",
                                   at_requested_depth=bool(depth))
             return result()
+
+    def _levels(self, frontier: list[str], datasets: list[str], cap: int | None, hops: list[Hop],
+                seen: set[str]) -> tuple[list[str], str | None]:
+        """Walks level by level from ``frontier`` (and ``datasets``, one level) to ``cap`` levels (None: as far as
+        lineage goes), adding to ``hops`` and ``seen``; returns the last frontier and, when out of time, why the
+        walk stopped there."""
+        level = 0
+        while (frontier or datasets) and (cap is None or level < cap):
+            level += 1
+            remaining_ms = self._remaining_ms()
+            if remaining_ms <= 0:
+                return frontier, self._out_of_time(level - 1)
+            try:
+                rows = self._one_hop(frontier, datasets, remaining_ms)
+            except QueryTimeout:
+                return frontier, self._out_of_time(level)
+            datasets = []
+            frontier = self._take(rows, level, hops, seen)
+        return frontier, None
 
     def _remaining_ms(self) -> int:
         return int((self.deadline - time.monotonic()) * 1000)
