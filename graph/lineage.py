@@ -4,6 +4,9 @@ Every question takes ``as_of`` (ms since the epoch; None: now). As of an instant
 held then (present ``DataDerivedFrom`` and past ``PreviouslyDerivedFrom`` edges whose interval holds it) and
 reports each field as it was then (listed, removed, or a reference no schema listed yet: a placeholder);
 tags and terms are the schema's at that instant (hand-set tags have no history: as they are now).
+
+Answers are the frozen types of :mod:`fieldgraph.graph.answers`, each built from its statement's row there; the
+walk is :mod:`fieldgraph.graph.walk`, a field's own labels and their propagation :mod:`fieldgraph.graph.labels`.
 """
 
 from __future__ import annotations
