@@ -350,7 +350,7 @@ def test_invalid_event_writes_nothing(graph) -> None:
     bad = event(read("r", "u", ["a"]), write("w", "o", [("nope", "a")]))
     changes, reject = decode(RawEvent("e.json", 3, bad))
     assert changes == [] and "e.json" == reject.file and "No operation is associated with the origins" in reject.error
-    assert encode(graph.stats())["dataDerivedFromEdges"] == 0
+    assert graph.stats().data_derived_from_edges == 0
 
 
 def summary_of(graph, field, direction="incoming", start=None, end=None) -> dict[str, set[str]]:
@@ -422,7 +422,7 @@ def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
 @WITH_MEMORY
 def test_the_large_case_on_the_graph(graph) -> None:
     report = graph.ingest(decode_event(large_event()))
-    assert not report.refused and encode(graph.stats())["dataDerivedFromEdges"] == 10_000
+    assert not report.refused and graph.stats().data_derived_from_edges == 10_000
     start, dest = cdap_ds("start"), cdap_ds("dest")
     assert summary_of(graph, f(dest, "num42")) == {start: {f"num{i}" for i in range(100)}}
     (ran,) = encode(graph.field_lineage(f(dest, "num0")))["operations"]

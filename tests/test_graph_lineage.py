@@ -30,9 +30,9 @@ def edges(g):
 def test_examples_end_to_end(graph) -> None:
     report = graph.ingest(example_changes(), batch_events=1)  # one event per batch: arrival order matters
     assert report.counts["placeholders"] == 3  # the report's columns (lineage before schema), the ambiguous ref
-    st = encode(graph.stats())
-    assert st["datasets"] == 4 and st["removedFields"] == 1 and st["ambiguousReferences"] == 1
-    assert st["dataDerivedFromEdges"] == 14 and st["hasFieldEdges"] == st["fields"]
+    st = graph.stats()
+    assert st.datasets == 4 and st.removed_fields == 1 and st.ambiguous_references == 1
+    assert st.data_derived_from_edges == 14 and st.has_field_edges == st.fields
     up = graph.upstream(REPORT_TOTAL)
     assert not up.partial
     kafka_price = field_urn(KAFKA, "[version=2.0].[type=Order].[type=array].[type=Item].items.[type=bytes].price")
@@ -111,19 +111,19 @@ def test_older_schema_never_overwrites_and_fields_come_back(graph) -> None:
 def test_placeholders_become_real_fields(graph) -> None:
     ingest(graph, schema_event(B, ["p", "q"], 1))
     ingest(graph, lineage_event(B, [(sf(B, "p"), [sf(A, "/rec/x")]), (sf(B, "q"), [sf(A, "y")])], 2))
-    st = encode(graph.stats())
-    assert st["placeholderFields"] == 2 and st["placeholderDatasets"] == 1
+    st = graph.stats()
+    assert st.placeholder_fields == 2 and st.placeholder_datasets == 1
     assert {r["reference"] for r in encode(graph.unresolved())} == {"/rec/x", "y"}
     v2x = "[version=2.0].[type=R].[type=Rec].rec.[type=string].x"
     v2y = "[version=2.0].[type=R].[type=string].y"
     ingest(graph, schema_event(A, [v2x, v2y, "[version=2.0].[key=True].[type=K].[type=string].y"], 3))
-    st = encode(graph.stats())
-    assert st["placeholderFields"] == 1 and st["placeholderDatasets"] == 0 and st["ambiguousReferences"] == 1
+    st = graph.stats()
+    assert st.placeholder_fields == 1 and st.placeholder_datasets == 0 and st.ambiguous_references == 1
     assert [h.urn for h in graph.upstream(sf(B, "p")).hops] == [field_urn(A, v2x)]
     assert graph.upstream(sf(B, "q")).hops[0].ambiguous
     # a newer schema without the key field resolves the ambiguity
     ingest(graph, schema_event(A, [v2x, v2y], 4))
-    assert encode(graph.stats())["placeholderFields"] == 0
+    assert graph.stats().placeholder_fields == 0
     assert [h.urn for h in graph.upstream(sf(B, "q")).hops] == [field_urn(A, v2y)]
 
 

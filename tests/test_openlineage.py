@@ -185,7 +185,7 @@ def test_on_the_graph_with_propagation_through_masking(graph) -> None:
     later = run_event([gold_output()])
     later["eventTime"] = "2025-01-02T00:00:00.000Z"
     ingest(graph, later)
-    assert encode(graph.stats())["dataDerivedFromEdges"] == 3 + 3  # 3 direct + 3 dataset-wide
+    assert graph.stats().data_derived_from_edges == 3 + 3  # 3 direct + 3 dataset-wide
     (edge,) = [h.edge for h in graph.upstream(field_urn(GOLD, "id")).hops if h.field_path == "id"]
     assert edge["firstSeen"] == T0 and edge["lastSeen"] == T0 + 86_400_000
 

@@ -242,9 +242,9 @@ def test_a_script_reads_the_tables_it_created(graph) -> None:
 @WITH_MEMORY
 def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
     ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
-    n = encode(graph.stats())["dataDerivedFromEdges"]
+    n = graph.stats().data_derived_from_edges
     ingest(graph, sql_event(TOTALS_SQL, time=5000))
-    assert encode(graph.stats())["dataDerivedFromEdges"] == n
+    assert graph.stats().data_derived_from_edges == n
     edge = edges_of(graph, TOTALS)[("total", "amount")]
     assert (edge["firstSeen"], edge["lastSeen"]) == (1000, 5000)
 
@@ -445,7 +445,7 @@ def test_a_statement_that_arrives_late_replaces_the_lineage_it_precedes(graph) -
     ingest(graph, query_event("INSERT INTO shop.totals (total) SELECT order_id FROM shop.orders", ts=20))
     assert set(edges_of(graph, TOTALS)) == {("total", "order_id")}
     assert graph.upstream(field_urn(TOTALS, "buyers"), as_of=31).hops == ()  # no past edge either
-    assert encode(graph.stats())["pastDataDerivedFromEdges"] == 0
+    assert graph.stats().past_data_derived_from_edges == 0
 
 
 @WITH_MEMORY
@@ -501,7 +501,7 @@ def test_fieldgraph_sql_from_a_file_and_from_stdin(cli, graph, tmp_path) -> None
     dry = json.loads(cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--dry-run", "--json").stdout)
     assert dry["written"] is False and dry["statements"][0]["target"] == TOTALS
     assert {(e["column"], e["kind"]) for e in dry["statements"][0]["edges"]} >= {("total", "DIRECT")}
-    assert encode(graph.stats())["dataDerivedFromEdges"] == 0
+    assert graph.stats().data_derived_from_edges == 0
     table = cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--job", "totals").stdout
     assert "wrote 8 edges from 1 statement" in table
     assert edges_of(graph, TOTALS)[("total", "amount")]["program"] == "totals"

@@ -32,9 +32,9 @@ def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
     assert placeholders(graph) == [field_urn(B, "x")]  # B has no schema: the reference waits as a placeholder
     plan = writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
     assert plan.cleanup_placeholder_fields
-    assert placeholders(graph) == [] and encode(graph.stats())["placeholderDatasets"] == 0
+    assert placeholders(graph) == [] and graph.stats().placeholder_datasets == 0
     # the placeholder only the closed edge refers to stays, for lineage as of the time it held
-    assert encode(graph.stats())["pastDataDerivedFromEdges"] == 1 and encode(graph.stats())["datasets"] == 2
+    assert graph.stats().past_data_derived_from_edges == 1 and graph.stats().datasets == 2
     writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
 
 
@@ -88,7 +88,7 @@ def test_the_placeholder_cleanup_keeps_a_placeholder_another_writer_is_linking(g
     cleanup.join(30)
     assert not cleanup.is_alive()
     assert placeholders(graph) == [up]  # still there, with its edge
-    assert encode(graph.stats())["dataDerivedFromEdges"] == 1 and encode(graph.stats())["placeholderDatasets"] == 1
+    assert graph.stats().data_derived_from_edges == 1 and graph.stats().placeholder_datasets == 1
 
 
 def test_a_batch_of_several_versions_per_dataset_is_written_as_appends(graph, reference_graph, monkeypatch) -> None:
