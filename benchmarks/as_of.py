@@ -77,7 +77,7 @@ def run(b: Backend, args: argparse.Namespace) -> dict[str, Any]:
     n_ds = built // args.width
     rewire_s = rewire(store, n_ds, args.width, args.chain, args.batch)
     g = LineageGraph(store)
-    st = g.stats()
+    st = g.stats().to_json()
     rng = random.Random(args.seed)
     starts = [field_urn(ds(c * args.chain + args.chain - 1), f"c{rng.randrange(args.width)}")
               for c in (rng.randrange(n_ds // args.chain) for _ in range(args.queries + args.warmup))]

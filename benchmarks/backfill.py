@@ -100,7 +100,7 @@ def sequential(folder: Path, uri: str) -> tuple[float, dict]:
     try:
         t0 = time.perf_counter()
         g.ingest(changes(), batch_events=1000)
-        return time.perf_counter() - t0, g.stats()
+        return time.perf_counter() - t0, g.stats().to_json()
     finally:
         g.close()
 

@@ -201,7 +201,7 @@ class Curves:
         args, hi, pid = self.args, self.built_ds, self.b.pid
         fields, edges = hi * args.width, edges_for(hi, args.width, args.chain)
         if fields <= 1_000_000 and not self.size_curve:  # the formula against the graph, once
-            st = g.stats()
+            st = g.stats().to_json()
             assert (st["fields"], st["dataDerivedFromEdges"]) == (fields, edges), st
         w = walks(g, hi, args.width, args.chain, 10, args.queries, rng, pid)
         point = {"fields": fields, "edges": edges, "p50Ms": w["p50Ms"], "p95Ms": w["p95Ms"],

@@ -91,11 +91,11 @@ def run(b: Backend, broker: Broker, topic: str, changes: list, n: int, args: arg
     store_s, plans = record_ingest(g, changes, args.batch)
     fields = sum(p.counts["fields"] for p in plans)
     edges = sum(p.counts["edges"] for p in plans)
-    st = g.stats()
+    st = g.stats().to_json()
     g.close()
     g = LineageGraph(b.fresh("bench_kafka_rawstore"))
     raw_s = replay(g, plans)
-    assert g.stats() == st, (g.stats(), st)
+    assert g.stats().to_json() == st, (g.stats().to_json(), st)
     g.close()
     print(f"{b.label}: consume {consume_s:.2f}s, store write {store_s:.2f}s, raw store {raw_s:.2f}s",
           file=sys.stderr, flush=True)

@@ -317,7 +317,7 @@ def run(b: Backend, args: argparse.Namespace) -> dict[str, Any]:
     store = b.fresh(GRAPH_NAME, BATCH)
     built, build_s = build_query_graph(store, args.fields, WIDTH, CHAIN, BATCH)
     g = LineageGraph(store)
-    st = g.stats()
+    st = g.stats().to_json()
     token = secrets.token_urlsafe(24)
     try:
         with tempfile.TemporaryDirectory(prefix="fgbench-serve-") as tmp, serve(b, token, Path(tmp)) as url:

@@ -99,13 +99,13 @@ def main() -> None:
                 g.write([c for c in changes if isinstance(c, SchemaChange)])
                 sqls = [c for c in changes if isinstance(c, SqlChange)]
                 _, sql_s = timed(lambda: g.write(sqls))  # noqa: B023
-                n_edges = g.stats()["dataDerivedFromEdges"]
+                n_edges = g.stats().data_derived_from_edges
                 g2 = LineageGraph(b.fresh(f"bench_sql_edges_{k}"))
                 g2.write([c for c in changes if isinstance(c, SchemaChange)])
                 state = g2.read_state([c.dataset for c in changes if isinstance(c, SchemaChange)])
                 jobs = [d.change for d in derive_each(sqls, state) if isinstance(d, Derived)]
                 _, edges_s = timed(lambda: g2.write(jobs))  # noqa: B023
-                assert g2.stats()["dataDerivedFromEdges"] == n_edges
+                assert g2.stats().data_derived_from_edges == n_edges
                 times["sqlS"] = min(times.get("sqlS", sql_s), sql_s)
                 times["edgesS"] = min(times.get("edgesS", edges_s), edges_s)
             results[b.key] = {"statements": len(sqls), "edges": n_edges, **{k: round(v, 3) for k, v in times.items()},

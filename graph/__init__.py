@@ -5,6 +5,32 @@ It owns every Cypher statement (``cypher/``) and the one write path: typed chang
 (``write.py``) here.
 """
 
+from .answers import (
+    AmbiguousReference,
+    Carrier,
+    DatasetEdge,
+    DatasetFields,
+    DatasetHit,
+    EdgeRow,
+    FieldChange,
+    FieldHit,
+    FieldInfo,
+    FieldLineage,
+    FieldRow,
+    FieldRowAsOf,
+    FieldTags,
+    GraphStats,
+    Hop,
+    Impact,
+    InheritedLabel,
+    LineageDiff,
+    LineagePath,
+    LineageResult,
+    SearchResult,
+    Tagged,
+    Unresolved,
+    encode,
+)
 from .embedded import DEFAULT_DATA_DIR, EmbeddedServer
 from .errors import (
     AmbiguousReferenceError,
@@ -15,16 +41,18 @@ from .errors import (
     NotFoundError,
     QueryTimeout,
 )
-from .lineage import Hop, IngestReport, LineageGraph, LineageResult
+from .lineage import IngestReport, LineageGraph
 from .memory import MemoryStore
 from .steps import Plan, Summary
 from .store import FalkorStore, GraphStore, Neo4jStore, embedded_server, open_store
 from .write import WriteMode, Writer
 
 __all__ = [
-    "AmbiguousReferenceError", "DEFAULT_DATA_DIR", "EmbeddedServer", "FalkorStore", "GraphError", "GraphRefused",
-    "GraphStore", "GraphURIError", "GraphUnavailable", "Hop", "IngestReport", "LineageGraph", "LineageResult",
-    "MemoryStore", "Neo4jStore", "NotFoundError", "Plan", "QueryTimeout", "Summary", "WriteMode", "Writer",
-    "embedded_server",
-    "open_store",
+    "AmbiguousReference", "AmbiguousReferenceError", "Carrier", "DEFAULT_DATA_DIR", "DatasetEdge", "DatasetFields",
+    "DatasetHit", "EdgeRow", "EmbeddedServer", "FalkorStore", "FieldChange", "FieldHit", "FieldInfo", "FieldLineage",
+    "FieldRow", "FieldRowAsOf", "FieldTags", "GraphError", "GraphRefused", "GraphStats", "GraphStore",
+    "GraphURIError", "GraphUnavailable", "Hop", "Impact", "IngestReport", "InheritedLabel", "LineageDiff",
+    "LineageGraph", "LineagePath", "LineageResult", "MemoryStore", "Neo4jStore", "NotFoundError", "Plan",
+    "QueryTimeout", "SearchResult", "Summary", "Tagged", "Unresolved", "WriteMode", "Writer", "embedded_server",
+    "encode", "open_store",
 ]

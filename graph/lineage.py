@@ -4,15 +4,17 @@ Every question takes ``as_of`` (ms since the epoch; None: now). As of an instant
 held then (present ``DataDerivedFrom`` and past ``PreviouslyDerivedFrom`` edges whose interval holds it) and
 reports each field as it was then (listed, removed, or a reference no schema listed yet: a placeholder);
 tags and terms are the schema's at that instant (hand-set tags have no history: as they are now).
+
+Answers are the frozen types of :mod:`fieldgraph.graph.answers`, each built from its statement's row there; the
+walk is :mod:`fieldgraph.graph.walk`, a field's own labels and their propagation :mod:`fieldgraph.graph.labels`.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
@@ -23,72 +25,48 @@ from fieldgraph.normalizers import FieldUrn, UrnError
 from fieldgraph.normalizers.urns import DatasetUrn
 
 from . import cypher as cy
-from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
+from .answers import (
+    AmbiguousReference,
+    DatasetEdge,
+    DatasetFields,
+    DatasetHit,
+    EdgeRow,
+    FieldChange,
+    FieldHit,
+    FieldInfo,
+    FieldLineage,
+    FieldRow,
+    FieldRowAsOf,
+    FieldTags,
+    GraphStats,
+    Hop,
+    Impact,
+    LineageDiff,
+    LineagePath,
+    LineageResult,
+    SearchResult,
+    Tagged,
+    Unresolved,
+)
+from .errors import AmbiguousReferenceError, NotFoundError
 from .history import STATE_PROPS
+from .labels import (
+    HandSetLabels,
+    OwnLabels,
+    carriers,
+    editable_labeled,
+    editable_labels,
+    inherited,
+    label_of,
+    own_labels,
+)
 from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .runs import RunLineage
 from .sql import Derived, derive_each
 from .steps import Plan
 from .store import GraphStore, open_store
+from .walk import DEFAULT_DEPTH_CAP, DEFAULT_TIME_BUDGET_S, Walk
 from .write import WriteMode, Writer, chunks
-
-DEFAULT_DEPTH_CAP = 50
-#: a walk's one-hop statements: (direction, as of an instant) -> statement
-_STEPS = {("upstream", False): "upstream_step", ("upstream", True): "upstream_step_as_of",
-          ("downstream", False): "downstream_step", ("downstream", True): "downstream_step_as_of",
-          ("dataset", False): "dataset_downstream_step", ("dataset", True): "dataset_downstream_step_as_of"}
-DEFAULT_TIME_BUDGET_S = 10.0
-
-
-@dataclass
-class Hop:
-    """One lineage edge found by a walk: ``urn`` reached from ``from_urn`` at ``depth``."""
-
-    from_urn: str
-    urn: str
-    depth: int
-    datasetUrn: str | None
-    fieldPath: str | None
-    edge: dict[str, Any]
-    placeholder: bool = False
-    removed: bool = False
-    ambiguous: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"from": self.from_urn, "urn": self.urn, "depth": self.depth, "dataset": self.datasetUrn,
-                "fieldPath": self.fieldPath, "placeholder": self.placeholder, "removed": self.removed,
-                "ambiguous": self.ambiguous, "edge": self.edge}
-
-
-@dataclass
-class LineageResult:
-    start: str
-    direction: str
-    hops: list[Hop] = field(default_factory=list)
-    partial: bool = False
-    reason: str | None = None  # why partial: depth cap, time budget
-    depth: int | None = None
-    #: partial only because the walk stopped at the depth the caller asked for (more lies beyond)
-    at_requested_depth: bool = False
-
-    @property
-    def cut_short(self) -> bool:
-        """Whether the walk stopped before the end on a limit the caller did not choose (cap, time budget)."""
-        return self.partial and not self.at_requested_depth
-
-    def path_to(self, urn: str) -> list[str]:
-        """The field URNs from the start to ``urn`` along the walk (first way found)."""
-        parent: dict[str, str] = {}
-        for h in self.hops:
-            parent.setdefault(h.urn, h.from_urn)
-        path = [urn]
-        while path[-1] != self.start and path[-1] in parent:
-            path.append(parent[path[-1]])
-        return list(reversed(path))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"start": self.start, "direction": self.direction, "depth": self.depth, "partial": self.partial,
-                "reason": self.reason, "hops": [h.to_json() for h in self.hops]}
 
 
 @dataclass
@@ -209,91 +187,23 @@ class LineageGraph:
               dataset_starts: Sequence[str] = (), keep: Callable[[Hop], bool] | None = None,
               as_of: int | None = None) -> LineageResult:
         """A level-by-level walk (depth cap, time budget); with ``keep``, only the edges it accepts; with
-        ``as_of``, over the edges that held then."""
-        res = self._walk_edges(starts, direction, depth, time_budget_s, dataset_starts, keep, as_of)
-        if as_of is not None:
-            states = self._states([h.urn for h in res.hops if h.datasetUrn is not None], as_of)
-            for h in res.hops:
-                if h.datasetUrn is not None:
-                    st = states.get(h.urn)
-                    h.placeholder, h.removed = st is None, bool(st and st["removed"])
-        return res
+        ``as_of``, over the edges that held then, each field reached as it was then."""
+        res = Walk(self.store, direction, as_of=as_of, keep=keep, time_budget_s=time_budget_s).run(
+            starts, depth, dataset_starts=dataset_starts)
+        return res if as_of is None else self._as_then(res, as_of)
 
-    def _walk_edges(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
-                    dataset_starts: Sequence[str], keep: Callable[[Hop], bool] | None,
-                    as_of: int | None, *, capped: bool = True, deadline: float | None = None) -> LineageResult:
-        """The walk. ``capped`` False: no depth cap when ``depth`` is None (each field is expanded once, the time
-        budget the only limit), and a walk stopped at ``depth`` is partial only when more edges ``keep`` accepts
-        lead on to fields not reached yet. ``deadline`` (``time.monotonic()``): when the budget ends, for a walk
-        that shares it with other work (default: ``time_budget_s`` from now)."""
-        cap = depth or (DEFAULT_DEPTH_CAP if capped else None)
-        then = as_of is not None
-        step = cy.statement(_STEPS[direction, then])
-        at = {"asOf": as_of} if then else {}
-        res = LineageResult(starts[0] if starts else (dataset_starts[0] if dataset_starts else ""), direction,
-                            depth=depth)
-        seen = set(starts) | set(dataset_starts)
-        frontier = list(starts)
-        if deadline is None:
-            deadline = time.monotonic() + time_budget_s
+    def _as_then(self, res: LineageResult, as_of: int) -> LineageResult:
+        """``res`` with each field reached as it was at ``as_of``: a placeholder (no schema listed it yet) or
+        removed."""
+        states = self._states([h.urn for h in res.hops if h.dataset_urn is not None], as_of)
 
-        def out_of_time(level: int) -> LineageResult:
-            res.partial, res.reason = True, f"time budget of {time_budget_s:g}s reached at depth {level}"
-            return res
+        def then(h: Hop) -> Hop:
+            if h.dataset_urn is None:
+                return h
+            st = states.get(h.urn)
+            return replace(h, placeholder=st is None, removed=bool(st and st["removed"]))
 
-        # one read transaction for every step where the store has them (Neo4j), timed out with the budget
-        with self.store.reading(timeout_ms=max(1, int((deadline - time.monotonic()) * 1000))):
-            level = 0
-            extra = list(dataset_starts)
-            while (frontier or extra) and (cap is None or level < cap):
-                level += 1
-                remaining_ms = int((deadline - time.monotonic()) * 1000)
-                if remaining_ms <= 0:
-                    return out_of_time(level - 1)
-                try:
-                    rows = self.store.run(step, {"frontier": frontier, **at}, timeout_ms=remaining_ms) \
-                        if frontier else []
-                    if extra:
-                        rows += self.store.run(cy.statement(_STEPS["dataset", then]),
-                                               {"frontier": extra, **at}, timeout_ms=remaining_ms)
-                        extra = []
-                except QueryTimeout:
-                    return out_of_time(level)
-                nxt: list[str] = []
-                for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
-                    h = _hop(r, level)
-                    if keep is not None and not keep(h):
-                        continue
-                    res.hops.append(h)
-                    if r["urn"] not in seen:
-                        seen.add(r["urn"])
-                        nxt.append(r["urn"])
-                frontier = nxt
-            if frontier and cap is not None and (keep is None or not capped):
-                # is there anything beyond the cap? (a filtered walk at the cap would have to filter the answer
-                # too; one at the depth asked for checks that the edges it would follow lead to fields not reached)
-                try:
-                    more = self._leads_on(step, at, frontier, seen, keep, deadline) if not capped else \
-                        bool(self.store.run(step, {"frontier": frontier[:1000], **at}))
-                except QueryTimeout:
-                    return out_of_time(cap)
-                if more:
-                    res.partial, res.at_requested_depth = True, bool(depth)
-                    res.reason = f"depth {'cap ' if not depth else ''}{cap} reached; more lineage lies beyond"
-            return res
-
-    def _leads_on(self, step: str, at: dict[str, Any], frontier: list[str], seen: set[str],
-                  keep: Callable[[Hop], bool] | None, deadline: float) -> bool:
-        """Whether one more ``step`` from ``frontier`` reaches a field not ``seen`` along an edge ``keep`` accepts
-        (a dataset, reached by a dataset-level edge, leads no further); :class:`QueryTimeout` past ``deadline``."""
-        for batch in chunks(frontier, 1000):
-            remaining_ms = int((deadline - time.monotonic()) * 1000)
-            if remaining_ms <= 0:
-                raise QueryTimeout("out of time")
-            for r in self.store.run(step, {"frontier": batch, **at}, timeout_ms=remaining_ms):
-                if r["urn"] not in seen and r.get("datasetUrn") is not None and (keep is None or keep(_hop(r, 0))):
-                    return True
-        return False
+        return replace(res, hops=tuple(map(then, res.hops)))
 
     def upstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
                  as_of: int | None = None) -> LineageResult:
@@ -303,41 +213,42 @@ class LineageGraph:
 
     def downstream(self, field: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
                    as_of: int | None = None) -> LineageResult:
+        """Fields (and datasets) derived from ``field``, to ``depth`` hops (None: up to the depth cap)."""
         return self._walk([self._existed(self.resolve_field(field), as_of)], "downstream", depth, time_budget_s,
                           as_of=as_of)
 
     def impact(self, name: str, depth: int | None = None, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
-               as_of: int | None = None) -> tuple[LineageResult, dict[str, list[str]]]:
+               as_of: int | None = None) -> Impact:
         """Downstream fields of a field or of every field of a dataset, grouped by dataset."""
         kind, urn = self.resolve_node(name)
         if kind == "field":
             res = self._walk([self._existed(urn, as_of)], "downstream", depth, time_budget_s, as_of=as_of)
         else:
-            fields = [r["urn"] for r in self.fields(urn, as_of=as_of)]
+            fields = [r.urn for r in self.fields(urn, as_of=as_of)]
             res = self._walk(fields, "downstream", depth, time_budget_s, dataset_starts=[urn], as_of=as_of)
-            res.start = urn
+            res = replace(res, start=urn)
         by_ds: dict[str, list[str]] = {}
         for h in res.hops:
-            paths = by_ds.setdefault(h.datasetUrn or "?", [])
-            if (h.fieldPath or h.urn) not in paths:
-                paths.append(h.fieldPath or h.urn)
-        return res, by_ds
+            paths = by_ds.setdefault(h.dataset_urn or "?", [])
+            if (h.field_path or h.urn) not in paths:
+                paths.append(h.field_path or h.urn)
+        return Impact(res, by_ds)
 
     def path(self, from_field: str, to_field: str, depth: int | None = None, *,
-             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> tuple[list[str], LineageResult]:
-        """A shortest lineage path between two fields (either direction); [] if none within the walk."""
+             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> LineagePath:
+        """A shortest lineage path between two fields (either direction); an empty one if none within the walk."""
         a, b = (self._existed(self.resolve_field(f), as_of) for f in (from_field, to_field))
         for direction in ("upstream", "downstream"):
             res = self._walk([a], direction, depth, time_budget_s, as_of=as_of)
             if any(h.urn == b for h in res.hops):
-                return res.path_to(b), res
-        return [], res
+                return LineagePath(tuple(res.path_to(b)), res)
+        return LineagePath((), res)
 
     # ---- time-ranged lineage (CDAP's field lineage API) ----
 
     def field_lineage(self, field: str, direction: str = "incoming", start: int | None = None,
                       end: int | None = None, depth: int = 1, *, time_budget_s: float = DEFAULT_TIME_BUDGET_S
-                      ) -> dict[str, Any]:
+                      ) -> FieldLineage:
         """A field's ``incoming`` or ``outgoing`` lineage within ``[start, end)`` (ms; None: open).
 
         Like CDAP's ``/lineage/fields/<field>?direction=...&start=...&end=...``: ``summary`` is the fields reached,
@@ -356,35 +267,21 @@ class LineageGraph:
             raise InputError(f"start {start} is not before end {end}")
         urn = self.resolve_field(field)
         runs = RunLineage(self.store, direction, start, end)
-
-        def keep(h: Hop) -> bool:
-            e = h.edge
-            if e.get("operationSet"):  # a CDAP run's edge: kept when a run in the range ties the two fields
-                return runs.connects(h.from_urn, h.urn, e.get("source"))
-            first = e.get("firstSeen", e.get("createdAt"))
-            last = e.get("lastSeen", first)
-            return (end is None or first is None or first < end) and (start is None or last is None or last >= start)
-
         res = self._walk([urn], "upstream" if direction == "incoming" else "downstream", depth, time_budget_s,
-                         keep=keep)
+                         keep=lambda h: _in_range(h, runs, start, end))
         summary: dict[str, list[str]] = {}
         others: dict[str, dict[str, Any]] = {}
         for h in res.hops:
-            paths = summary.setdefault(h.datasetUrn or h.urn, [])
-            if (h.fieldPath or h.urn) not in paths:
-                paths.append(h.fieldPath or h.urn)
-            e = h.edge
-            if h.depth == 1 and not e.get("operationSet"):
-                op = {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
-                      "programs": [{"program": e.get("program") or e.get("query") or e.get("source"),
-                                    "run": e.get("run"), "runTime": e.get("runTime")}], "operations": []}
+            paths = summary.setdefault(h.dataset_urn or h.urn, [])
+            if (h.field_path or h.urn) not in paths:
+                paths.append(h.field_path or h.urn)
+            if h.depth == 1 and not h.edge.get("operationSet"):
+                op = _job_operation(h.edge)
                 others.setdefault(repr(op), op)
         mine = runs.of(urn)
-        return {"field": urn, "direction": direction, "start": start, "end": end, "depth": depth,
-                "partial": res.partial, "reason": res.reason,
-                "summary": [{"dataset": d, "fields": sorted(f)} for d, f in sorted(summary.items())],
-                "operations": mine.operations + list(others.values()), "dropped": mine.dropped,
-                "edges": [h.to_json() for h in res.hops]}
+        return FieldLineage(urn, direction, start, end, depth, res.partial, res.reason,
+                            tuple(DatasetFields(d, tuple(sorted(f))) for d, f in sorted(summary.items())),
+                            (*mine.operations, *others.values()), tuple(mine.dropped), res.hops)
 
     # ---- tags, glossary terms and their propagation (CDAP's propagateMetadata) ----
 
@@ -402,43 +299,21 @@ class LineageGraph:
             return HandSetLabels()
         return HandSetLabels(rows[0]["manualTags"] or [], local=rows[0]["localTags"] or [])
 
-    def _own_labels(self, urns: Sequence[str], as_of: int | None = None) -> dict[str, dict[str, Any]]:
-        """Each field's own tags and terms (``labels``: the schema's, those set in DataHub's UI or API
-        (``editableSchemaMetadata``: as they are now, also as of an instant), then those set by hand) and, among them,
-        those that do not propagate (``local``: set by hand with ``propagate=False``, or named by the graph's
-        ``non_propagating`` setting), with its ``datasetUrn`` and ``fieldPath``. The one place a field's own
-        labels are put together: ``tags``, ``tagged`` and ``field`` read them here."""
-        out: dict[str, dict[str, Any]] = {}
-        states = self._states(urns, as_of) if as_of is not None else {}
-        editable: dict[str, dict[str, list[str]]] = {}  # per dataset, parsed once
-        for i in range(0, len(urns), 1000):
-            for r in self.store.run(cy.statement("field_labels"), {"frontier": list(urns[i:i + 1000])}):
-                if as_of is not None:  # the schema's tags and terms then; hand-set ones as they are now
-                    then = states.get(r["urn"]) or {}
-                    r = {**r, "tags": then.get("tags"), "glossaryTerms": then.get("glossaryTerms")}
-                if r["datasetUrn"] not in editable:
-                    editable[r["datasetUrn"]] = editable_labels(r["editableLabels"])
-                spreading = [*(r["tags"] or []), *(f"urn:li:glossaryTerm:{t}" for t in r["glossaryTerms"] or []),
-                             *editable[r["datasetUrn"]].get(r["simplePath"] or "", ()), *(r["manualTags"] or [])]
-                labels = list(dict.fromkeys([*spreading, *(r["localTags"] or [])]))
-                propagating = {t for t in spreading if t not in self.non_propagating}
-                out[r["urn"]] = {"datasetUrn": r["datasetUrn"], "fieldPath": r["fieldPath"], "labels": labels,
-                                 "local": [t for t in labels if t not in propagating]}
-        return out
+    def _own_labels(self, urns: Sequence[str], as_of: int | None = None) -> dict[str, OwnLabels]:
+        """Each field's own tags and terms, now (or the schema's at ``as_of``; hand-set ones as they are now):
+        ``tags``, ``tagged`` and ``field`` read them here."""
+        states = self._states(urns, as_of) if as_of is not None else None
+        return own_labels(self.store, urns, self.non_propagating, states)
 
-    def _editable_labeled(self, label: str) -> list[str]:
-        """The fields whose dataset's ``editableSchemaMetadata`` gives them ``label``."""
-        out: list[str] = []
-        parsed: dict[str, dict[str, list[str]]] = {}
-        for r in self.store.run(cy.statement("editable_labeled_fields"), {"needle": json.dumps(label)}):
-            if r["editableLabels"] not in parsed:  # one dataset's fields share it: parsed once
-                parsed[r["editableLabels"]] = editable_labels(r["editableLabels"])
-            if label in parsed[r["editableLabels"]].get(r["simplePath"] or "", ()):
-                out.append(r["urn"])
-        return out
+    def _metadata_walk(self, starts: list[str], direction: str, depth: int | None, time_budget_s: float,
+                       indirect: bool, as_of: int | None, deadline: float) -> LineageResult:
+        """The walk along the edges that carry metadata (:func:`carries_metadata`), as far as lineage goes (each
+        field once) or ``depth`` hops, until ``deadline``."""
+        return Walk(self.store, direction, as_of=as_of, keep=lambda h: carries_metadata(h.edge, indirect=indirect),
+                    time_budget_s=time_budget_s, deadline=deadline).run(starts, depth, capped=False)
 
     def tags(self, field: str, *, indirect: bool = False, depth: int | None = None,
-             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> dict[str, Any]:
+             time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> FieldTags:
         """A field's own tags and terms (``own``; ``local``: those of them that do not propagate), and those it
         inherits (``inherited``) along the edges that carry metadata (identity and direct edges; not masking
         ones; indirect ones only with ``indirect``), each with the upstream field it comes from, how far up that
@@ -449,30 +324,17 @@ class LineageGraph:
         ``time_budget_s``, or at ``depth`` with more lineage beyond."""
         deadline = time.monotonic() + time_budget_s
         urn = self._existed(self.resolve_field(field), as_of)
-        res = self._walk_edges([urn], "upstream", depth, time_budget_s, (),
-                               lambda h: carries_metadata(h.edge, indirect=indirect), as_of,
-                               capped=False, deadline=deadline)
-        dist: dict[str, int] = {}
-        for h in res.hops:
-            if h.datasetUrn is not None and h.urn != urn:
-                dist.setdefault(h.urn, h.depth)
-        labels = self._own_labels([urn, *dist], as_of)
-        mine = labels.get(urn, {})
-        inherited = []
-        for u, d in sorted(dist.items(), key=lambda kv: (kv[1], kv[0])):
-            theirs = labels.get(u, {})
-            for label in theirs.get("labels", []):
-                if label not in theirs["local"]:
-                    inherited.append({"label": label, "from": u, "distance": d, "path": res.path_to(u)})
-        return {"field": urn, "own": mine.get("labels", []), "local": mine.get("local", []), "inherited": inherited,
-                "partial": res.partial, "reason": res.reason}
+        res = self._metadata_walk([urn], "upstream", depth, time_budget_s, indirect, as_of, deadline)
+        reached = dict.fromkeys(h.urn for h in res.hops if h.dataset_urn is not None and h.urn != urn)
+        labels = self._own_labels([urn, *reached], as_of)
+        mine = labels.get(urn, OwnLabels(None, None))
+        return FieldTags(urn, mine.labels, mine.local, inherited(urn, res, labels), res.partial, res.reason)
 
     def tagged(self, label: str, *, indirect: bool = False, depth: int | None = None,
-               time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> dict[str, Any]:
-        """Every field that carries a tag or term, its own or inherited (e.g. where PII flows):
-        ``{"label", "fields", "partial", "reason"}``, ``fields`` a row per field with ``own``, ``from`` (the
-        fields the label comes from: the field itself first when it is its own) and ``distance`` (hops from the
-        nearest of them).
+               time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> Tagged:
+        """Every field that carries a tag or term, its own or inherited (e.g. where PII flows): ``fields`` a
+        :class:`Carrier` per field with ``own``, ``sources`` (the fields the label comes from: the field itself
+        first when it is its own) and ``distance`` (hops from the nearest of them).
 
         One walk downstream from every field whose own label propagates (not a ``non_propagating`` one, not
         set by hand with ``propagate=False``), as far as lineage goes (each field once) or ``depth`` hops, within
@@ -484,81 +346,55 @@ class LineageGraph:
         rows = self.store.run(cy.statement("labeled_fields" if as_of is None else "labeled_fields_as_of"),
                               {"rows": [{"tag": None if term else norm, "term": term}],
                                **({} if as_of is None else {"asOf": as_of})})
-        sources = sorted({*(r["urn"] for r in rows), *self._editable_labeled(norm)})
+        sources = sorted({*(r["urn"] for r in rows), *editable_labeled(self.store, norm)})
         info = self._own_labels(sources, as_of)
         spreading = [] if norm in self.non_propagating else \
-            [u for u in sources if norm not in info.get(u, {}).get("local", ())]
-        res = self._walk_edges(spreading, "downstream", depth, time_budget_s, (),
-                               lambda h: carries_metadata(h.edge, indirect=indirect), as_of,
-                               capped=False, deadline=deadline) if spreading else LineageResult("", "downstream")
-        carriers: dict[str, dict[str, Any]] = {
-            u: {"urn": u, "own": True, "from": [u], "distance": 0, "label": norm,
-                "dataset": info.get(u, {}).get("datasetUrn"), "fieldPath": info.get(u, {}).get("fieldPath")}
-            for u in sources}
-        nexts: dict[str, list[str]] = {}
-        for h in res.hops:  # level by level: the first hop to a field is from the nearest source
-            if h.datasetUrn is None:
-                continue
-            nexts.setdefault(h.from_urn, []).append(h.urn)
-            carriers.setdefault(h.urn, {"urn": h.urn, "own": False, "from": [], "distance": h.depth, "label": norm,
-                                        "dataset": h.datasetUrn, "fieldPath": h.fieldPath})
-        # where each field's label comes from: the sources that reach it (in memory, over the edges walked)
-        for s in spreading:
-            reached, todo = {s}, [s]
-            while todo:
-                for v in nexts.get(todo.pop(), ()):
-                    if v not in reached:
-                        reached.add(v)
-                        todo.append(v)
-                        carriers[v]["from"].append(s)
-        fields = sorted(carriers.values(), key=lambda c: (c["distance"], c["urn"]))
-        return {"label": norm, "fields": fields, "partial": res.partial, "reason": res.reason}
+            [u for u in sources if norm not in (info[u].local if u in info else ())]
+        res = self._metadata_walk(spreading, "downstream", depth, time_budget_s, indirect, as_of, deadline) \
+            if spreading else LineageResult("", "downstream")
+        return Tagged(norm, carriers(norm, sources, spreading, info, res), res.partial, res.reason)
 
     # ---- listings ----
 
-    def fields(self, dataset: str, *, as_of: int | None = None) -> list[dict[str, Any]]:
+    def fields(self, dataset: str, *, as_of: int | None = None) -> list[FieldRow]:
         """A dataset's fields, now or as they were at ``as_of``: listed, removed (listed by an earlier schema),
         or placeholders (references no schema listed, while an edge refers to them)."""
         urn = str(DatasetUrn.parse(dataset))
         if as_of is None:
-            return self.store.run_named("dataset_fields", {"urn": urn})
-        out: list[dict[str, Any]] = []
+            return [FieldRow.from_row(r) for r in self.store.run_named("dataset_fields", {"urn": urn})]
+        out: list[FieldRow] = []
         unlisted: list[dict[str, Any]] = []
         for r in self.store.run_named("dataset_fields_as_of", {"urn": urn, "asOf": as_of}):
             then = _state_then(r, as_of)
             if then is None:
                 unlisted.append(r)
                 continue
-            out.append({"urn": r["urn"], "fieldPath": r["fieldPath"], "simplePath": r["simplePath"],
-                        **{k: then.get(k) for k in _FIELD_COLUMNS}, "removed": bool(then["removed"]),
-                        "placeholder": False})
+            out.append(FieldRowAsOf.from_row({**r, **{k: then.get(k) for k in FieldRow.STATE},
+                                          "removed": bool(then["removed"]), "placeholder": False}))
         presence = self._presence([r["urn"] for r in unlisted], as_of)
         for r in unlisted:
             p = presence.get(r["urn"], {})
             if p.get("referencedThen") or _at_or_before(p.get("firstJobReference"), as_of):  # a job declared it
-                out.append({"urn": r["urn"], "fieldPath": r["fieldPath"], "simplePath": simple_ref(r["fieldPath"]),
-                            **dict.fromkeys(_FIELD_COLUMNS), "removed": False, "placeholder": True})
-        return sorted(out, key=lambda r: r["fieldPath"])
+                out.append(FieldRowAsOf(r["urn"], r["fieldPath"], simple_ref(r["fieldPath"]), placeholder=True))
+        return sorted(out, key=lambda r: r.field_path)
 
-    def field(self, name: str, *, as_of: int | None = None) -> dict[str, Any]:
+    def field(self, name: str, *, as_of: int | None = None) -> FieldInfo:
         """One field as it is now (or was at ``as_of``): its dataset, path, state and tags (own and inherited)."""
         urn = self._existed(self.resolve_field(name), as_of)
-        dataset = str(FieldUrn.parse(urn).dataset)
-        row = next((r for r in self.fields(dataset, as_of=as_of) if r["urn"] == urn),
-                   {"urn": urn, "placeholder": True, "removed": False})
-        tags = self.tags(urn, as_of=as_of)
-        return {**row, "dataset": dataset, "fieldPath": row.get("fieldPath") or FieldUrn.parse(urn).field_path,
-                "placeholder": bool(row.get("placeholder")), "removed": bool(row.get("removed")),
-                "tags": {"own": tags["own"], "local": tags["local"], "inherited": tags["inherited"]}}
+        f = FieldUrn.parse(urn)
+        dataset = str(f.dataset)
+        row = next((r for r in self.fields(dataset, as_of=as_of) if r.urn == urn), None) or \
+            FieldRow(urn, f.field_path, None, placeholder=True)
+        return FieldInfo(row, dataset, self.tags(urn, as_of=as_of))
 
-    def search(self, text: str, limit: int = 20) -> dict[str, list[dict[str, Any]]]:
+    def search(self, text: str, limit: int = 20) -> SearchResult:
         """Datasets whose name and fields whose path (v2 or simple) contain ``text``, case-insensitively."""
         q = text.strip().lower()
         if not q:
             raise InputError("a search needs some text")
         params = {"q": q, "limit": max(1, limit)}
-        return {"datasets": self.store.run_named("search_datasets", params),
-                "fields": self.store.run_named("search_fields", params)}
+        return SearchResult(tuple(map(DatasetHit.from_row, self.store.run_named("search_datasets", params))),
+                            tuple(map(FieldHit.from_row, self.store.run_named("search_fields", params))))
 
     def _states(self, urns: Sequence[str], as_of: int) -> dict[str, dict[str, Any] | None]:
         """Each field's state at ``as_of`` (``removed`` and :data:`STATE_PROPS`); None: no schema listed it yet."""
@@ -586,7 +422,7 @@ class LineageGraph:
             return urn
         raise NotFoundError(f"field {urn} was not in the graph yet at {as_of} (ms since the epoch)")
 
-    def diff_lineage(self, dataset: str, t1: int, t2: int) -> dict[str, Any]:
+    def diff_lineage(self, dataset: str, t1: int, t2: int) -> LineageDiff:
         """What changed in a dataset's fields and in the lineage edges into and out of them between two instants:
         fields added, removed (no longer listed) and changed (type, nullability, description, key, tags, terms);
         edges added and removed (an edge whose properties changed: removed and added)."""
@@ -597,41 +433,43 @@ class LineageGraph:
             raise NotFoundError(f"dataset {urn} is not in the graph")
 
         def listed(t: int) -> dict[str, dict[str, Any]]:
-            return {r["fieldPath"]: r for r in self.fields(urn, as_of=t) if not r["placeholder"] and not r["removed"]}
+            return {r.field_path: r.state() for r in self.fields(urn, as_of=t) if not r.placeholder and not r.removed}
 
-        def edges(t: int) -> dict[tuple[Any, ...], dict[str, Any]]:
-            rows = self.store.run_named("dataset_edges_as_of", {"urn": urn, "asOf": t})
-            return {(r["direction"], r["down"], r["up"], r["source"], r["transformation"], r["kind"]): r for r in rows}
+        def edges(t: int) -> dict[tuple[Any, ...], EdgeRow]:
+            rows = map(EdgeRow.from_row, self.store.run_named("dataset_edges_as_of", {"urn": urn, "asOf": t}))
+            return {(e.direction, e.down, e.up, e.source, e.transformation, e.kind): e for e in rows}
 
         f1, f2 = listed(t1), listed(t2)
         e1, e2 = edges(t1), edges(t2)
         changed = []
         for p in sorted(f1.keys() & f2.keys()):
-            differ = [k for k in _FIELD_COLUMNS if f1[p].get(k) != f2[p].get(k)]
+            differ = [k for k in FieldRow.STATE if f1[p][k] != f2[p][k]]
             if differ:
-                changed.append({"fieldPath": p, "from": {k: f1[p].get(k) for k in differ},
-                                "to": {k: f2[p].get(k) for k in differ}})
-        return {"dataset": urn, "from": t1, "to": t2,
-                "fields": {"added": sorted(f2.keys() - f1.keys()), "removed": sorted(f1.keys() - f2.keys()),
-                           "changed": changed},
-                "edges": {"added": [e2[k] for k in sorted(e2.keys() - e1.keys(), key=repr)],
-                          "removed": [e1[k] for k in sorted(e1.keys() - e2.keys(), key=repr)]}}
+                changed.append(FieldChange(p, {k: f1[p][k] for k in differ}, {k: f2[p][k] for k in differ}))
+        return LineageDiff(urn, t1, t2, tuple(sorted(f2.keys() - f1.keys())), tuple(sorted(f1.keys() - f2.keys())),
+                           tuple(changed), tuple(e2[k] for k in sorted(e2.keys() - e1.keys(), key=repr)),
+                           tuple(e1[k] for k in sorted(e1.keys() - e2.keys(), key=repr)))
 
-    def dataset_lineage(self, dataset: str | None = None) -> list[dict[str, Any]]:
-        return self.store.run_named("dataset_lineage", {"urn": str(DatasetUrn.parse(dataset)) if dataset else None})
+    def dataset_lineage(self, dataset: str | None = None) -> list[DatasetEdge]:
+        """Dataset-level lineage rolled up from the field edges (those touching ``dataset``, if given)."""
+        urn = str(DatasetUrn.parse(dataset)) if dataset else None
+        return [DatasetEdge.from_row(r) for r in self.store.run_named("dataset_lineage", {"urn": urn})]
 
-    def unresolved(self) -> list[dict[str, Any]]:
-        return self.store.run_named("unresolved")
+    def unresolved(self) -> list[Unresolved]:
+        """Field references no schema resolved (placeholders that hold now)."""
+        return [Unresolved.from_row(r) for r in self.store.run_named("unresolved")]
 
-    def ambiguous(self) -> list[dict[str, Any]]:
-        return self.store.run_named("ambiguous")
+    def ambiguous(self) -> list[AmbiguousReference]:
+        """The ambiguous ones among :meth:`unresolved`, with their candidates."""
+        return [AmbiguousReference.from_row(r) for r in self.store.run_named("ambiguous")]
 
-    def stats(self) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def stats(self) -> GraphStats:
+        """The graph's counts (datasets, fields, edges, placeholders, ambiguous references)."""
+        row: dict[str, int] = {}
         for stmt in cy.statements("stats"):
-            for row in self.store.run(stmt):
-                out.update(row)
-        return out
+            for r in self.store.run(stmt):
+                row.update(r)
+        return GraphStats.from_row(row)
 
     def ping(self) -> None:
         """Nothing, once the graph answers a trivial read (:class:`GraphUnavailable` if it cannot be reached)."""
@@ -642,14 +480,22 @@ class LineageGraph:
         return self.store.run(cypher, params, write=write)
 
 
-#: the state columns of a field listing (``fields``), as they were at an instant
-_FIELD_COLUMNS = ("type", "nativeDataType", "nullable", "isPartOfKey", "description")
+def _in_range(h: Hop, runs: RunLineage, start: int | None, end: int | None) -> bool:
+    """Whether a hop's edge counts in ``[start, end)``: a CDAP run's edge when a run in the range ties the two
+    fields; another when it was seen in the range (``firstSeen < end``, ``lastSeen >= start``; no times: always)."""
+    e = h.edge
+    if e.get("operationSet"):
+        return runs.connects(h.from_urn, h.urn, e.get("source"))
+    first = e.get("firstSeen", e.get("createdAt"))
+    last = e.get("lastSeen", first)
+    return (end is None or first is None or first < end) and (start is None or last is None or last >= start)
 
 
-def _hop(r: dict[str, Any], depth: int) -> Hop:
-    """The hop a walk step's row describes, ``depth`` hops from the start."""
-    return Hop(r["from"], r["urn"], depth, r.get("datasetUrn"), r.get("fieldPath"), r.get("edge") or {},
-               bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous")))
+def _job_operation(e: Mapping[str, Any]) -> dict[str, Any]:
+    """The operation a job's or query's edge (DataHub, OpenLineage) stands for, in CDAP's JSON form."""
+    return {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
+            "programs": [{"program": e.get("program") or e.get("query") or e.get("source"), "run": e.get("run"),
+                          "runTime": e.get("runTime")}], "operations": []}
 
 
 def _at_or_before(t: Any, as_of: int) -> bool:
@@ -669,33 +515,5 @@ def _state_then(row: dict[str, Any], as_of: int) -> dict[str, Any] | None:
     return None
 
 
-def editable_labels(stored: str | None) -> dict[str, list[str]]:
-    """A dataset's tags and terms set in DataHub's UI or API (``editableLabels``, JSON ``[[fieldPath, [label]]]``)
-    by the v1 form of their field path: DataHub matches them to a schema's fields by that form (its field paths
-    are often v1 there), so a field gets those of its own v1 path (``DatasetField.simplePath``)."""
-    out: dict[str, list[str]] = {}
-    for path, labels in json.loads(stored) if stored else ():
-        have = out.setdefault(simple_ref(path), [])
-        have += (x for x in labels if x not in have)
-    return out
-
-
-def label_of(text: str) -> str:
-    """The stored form of a tag or term a user names: a tag by its name (``urn:li:tag:PII`` -> ``PII``),
-    a glossary term by its URN (``urn:li:glossaryTerm:Classification.Sensitive``)."""
-    text = text.strip()
-    if not text:
-        raise InputError("a tag or term name is empty")
-    return text.removeprefix("urn:li:tag:")
-
-
-class HandSetLabels(list[str]):
-    """The tags and terms set by hand on a field (:meth:`LineageGraph.tag`): those that propagate, then those
-    that stay on the field (``local``)."""
-
-    def __init__(self, spreading: Iterable[str] = (), local: Iterable[str] = ()) -> None:
-        self.local = list(local)
-        super().__init__([*spreading, *self.local])
-
-
-__all__ = ["HandSetLabels", "Hop", "IngestReport", "LineageGraph", "LineageResult", "gc_paused"]
+__all__ = ["DEFAULT_DEPTH_CAP", "DEFAULT_TIME_BUDGET_S", "HandSetLabels", "Hop", "IngestReport", "LineageGraph",
+           "LineageResult", "editable_labels", "gc_paused", "label_of"]

@@ -584,7 +584,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 report.rejects_path = opts.rejects
             reduced.unpersist()
         if g is not None:
-            report.graph = g.stats()
+            report.graph = g.stats().to_json()
     finally:
         if g is not None:
             g.close()
@@ -615,7 +615,7 @@ def plan_stages(store: GraphStore, schemas: Sequence[tuple[str, list[Change]]],
         writer.cleanup_placeholders()
     write_groups(writer, lineage, l_counts, refused)
     writer.cleanup_placeholders()
-    return s_counts, l_counts, refused, LineageGraph(store).stats()
+    return s_counts, l_counts, refused, LineageGraph(store).stats().to_json()
 
 
 def _is_neo4j(uri: str) -> bool:

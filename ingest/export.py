@@ -1,7 +1,7 @@
 """Lineage and impact results as text other tools read: Graphviz DOT, Mermaid flowcharts and CSV.
 
-Pure functions over the graph layer's results (:class:`fieldgraph.graph.LineageResult` and its hops; ``impact``'s
-``(LineageResult, by_dataset)``), each returning the whole text; the CLI (``--format``) and the HTTP service
+Pure functions over the graph layer's results (:class:`fieldgraph.graph.LineageResult` and its hops;
+:class:`fieldgraph.graph.Impact`), each returning the whole text; the CLI (``--format``) and the HTTP service
 (``?format=``) print or send it as it is.
 
 Graphs (DOT, Mermaid) are drawn in the direction data flows, upstream field -> downstream field, whichever way the
@@ -23,7 +23,7 @@ from fieldgraph.normalizers import FieldUrn, v1_path
 from fieldgraph.normalizers.urns import DatasetUrn
 
 if TYPE_CHECKING:
-    from fieldgraph.graph import Hop, LineageResult
+    from fieldgraph.graph import Hop, Impact, LineageResult
 
 #: the columns of :func:`lineage_csv`, in order
 LINEAGE_COLUMNS = ("depth", "from_urn", "urn", "dataset", "fieldPath", "kind", "subtype", "transformation",
@@ -86,10 +86,10 @@ def _graph(result: LineageResult) -> tuple[dict[str, _Node], list[tuple[str, str
         h = reached.get(urn)
         if h is None:
             nodes[urn] = _node_of(urn)
-        elif h.datasetUrn is None:  # a whole dataset (lineage from a dataset, not one of its fields)
+        elif h.dataset_urn is None:  # a whole dataset (lineage from a dataset, not one of its fields)
             nodes[urn] = _node_of(urn)
         else:
-            nodes[urn] = _Node(urn, h.datasetUrn, h.fieldPath, bool(h.placeholder), bool(h.removed))
+            nodes[urn] = _Node(urn, h.dataset_urn, h.field_path, h.placeholder, h.removed)
 
     if result.start:
         add(result.start)
@@ -283,26 +283,26 @@ def lineage_csv(result: LineageResult) -> str:
     """A lineage walk as CSV, one row per hop (header: :data:`LINEAGE_COLUMNS`): ``from_urn`` is where the walk
     came from, ``urn`` the field it reached; booleans ``true``/``false``, missing values empty."""
     return _csv(LINEAGE_COLUMNS, ({
-        "depth": h.depth, "from_urn": h.from_urn, "urn": h.urn, "dataset": h.datasetUrn, "fieldPath": h.fieldPath,
+        "depth": h.depth, "from_urn": h.from_urn, "urn": h.urn, "dataset": h.dataset_urn, "fieldPath": h.field_path,
         "kind": h.edge.get("kind"), "subtype": h.edge.get("subtype"), "transformation": h.edge.get("transformation"),
         "masking": bool(h.edge.get("masking")), "source": h.edge.get("source"), "placeholder": bool(h.placeholder),
-        "removed": bool(h.removed)} for h in result.hops))
+        "removed": h.removed} for h in result.hops))
 
 
-def impact_csv(result: LineageResult, by_dataset: Mapping[str, Sequence[str]]) -> str:
+def impact_csv(impact: Impact) -> str:
     """Impact analysis as CSV, one row per impacted field at its shortest depth (header: :data:`IMPACT_COLUMNS`),
-    grouped by dataset in ``by_dataset``'s order."""
+    grouped by dataset in ``impact.datasets``' order."""
     first: dict[str, Hop] = {}
-    for h in result.hops:
+    for h in impact.walk.hops:
         if h.urn not in first or h.depth < first[h.urn].depth:
             first[h.urn] = h
-    order = {d: (i, {p: j for j, p in enumerate(paths)}) for i, (d, paths) in enumerate(by_dataset.items())}
+    order = {d: (i, {p: j for j, p in enumerate(paths)}) for i, (d, paths) in enumerate(impact.datasets.items())}
 
     def key(h: Hop) -> tuple[int, int, int, str]:
-        i, paths = order.get(h.datasetUrn or "?", (len(order), {}))
-        return i, paths.get(h.fieldPath or h.urn, len(paths)), h.depth, h.urn
+        i, paths = order.get(h.dataset_urn or "?", (len(order), {}))
+        return i, paths.get(h.field_path or h.urn, len(paths)), h.depth, h.urn
 
-    return _csv(IMPACT_COLUMNS, ({"dataset": h.datasetUrn, "fieldPath": h.fieldPath, "urn": h.urn, "depth": h.depth}
+    return _csv(IMPACT_COLUMNS, ({"dataset": h.dataset_urn, "fieldPath": h.field_path, "urn": h.urn, "depth": h.depth}
                                 for h in sorted(first.values(), key=key)))
 
 

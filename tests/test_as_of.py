@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from fieldgraph.changes import AspectDelete, Change, EdgeProps, FieldEdge, JobLineageChange
 from fieldgraph.graph import NotFoundError
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.sources import decode_event
@@ -94,13 +95,13 @@ def answers(g: Any, as_of: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for urn in (S1, S2, D1, D2):
         out[f"fields {urn}"] = [(r["fieldPath"], bool(r["removed"]), bool(r["placeholder"]), r["type"],
-                                 r["nativeDataType"]) for r in g.fields(urn, as_of=as_of)]
+                                 r["nativeDataType"]) for r in encode(g.fields(urn, as_of=as_of))]
         for name in POOL:
             f = sf(urn, name)
             try:
                 up = g.upstream(f, as_of=as_of)
                 down = g.downstream(f, as_of=as_of)
-                tags = g.tags(f, as_of=as_of)
+                tags = encode(g.tags(f, as_of=as_of))
             except NotFoundError:
                 continue
             for key, res in ((f"up {f}", up), (f"down {f}", down)):
@@ -108,7 +109,7 @@ def answers(g: Any, as_of: int | None) -> dict[str, Any]:
                                    tuple(h.edge.get(k) for k in EDGE_KEYS)) for h in res.hops)
             out[f"tags {f}"] = (sorted(tags["own"]), sorted((i["label"], i["from"], i["distance"])
                                                             for i in tags["inherited"]))
-    out["tagged PII"] = sorted((r["urn"], r["own"], r["distance"]) for r in g.tagged("PII", as_of=as_of)["fields"])
+    out["tagged PII"] = sorted((r["urn"], r["own"], r["distance"]) for r in encode(g.tagged("PII", as_of=as_of))["fields"])
     return out
 
 

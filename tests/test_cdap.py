@@ -6,6 +6,7 @@ import pytest
 
 from fieldgraph.errors import EventError
 from fieldgraph.fieldops import OperationSet
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.cdap import CdapFieldLineageEvent, CdapLineageError, operations_of
@@ -298,34 +299,34 @@ def test_malformed_events_name_the_place() -> None:
 def test_derived_lineage_on_the_graph_with_time_ranges_and_drops(graph) -> None:
     ingest(graph, schema_event(PROFILES, ["id", "name"], ts=1), CONCAT)
     up = graph.upstream(f(PROFILES, "name"))
-    assert {h.fieldPath for h in up.hops} == {"first", "last"}
+    assert {h.field_path for h in up.hops} == {"first", "last"}
     assert all(h.placeholder for h in up.hops)  # users has no schema yet: placeholders
     ingest(graph, schema_event(USERS, ["id", "first", "last", "zip"], ts=2))
     up = graph.upstream(f(PROFILES, "name"))
-    assert {h.fieldPath for h in up.hops} == {"first", "last"} and not any(h.placeholder for h in up.hops)
+    assert {h.field_path for h in up.hops} == {"first", "last"} and not any(h.placeholder for h in up.hops)
 
     # a later run of the same program keeps one edge per field pair, with first and last seen
     later = dict(CONCAT, run="run-2", time=T0 + 86_400_000)
     ingest(graph, later)
-    (edge,) = [h.edge for h in graph.upstream(f(PROFILES, "name")).hops if h.fieldPath == "first"]
+    (edge,) = [h.edge for h in graph.upstream(f(PROFILES, "name")).hops if h.field_path == "first"]
     assert edge["firstSeen"] == T0 and edge["lastSeen"] == T0 + 86_400_000 and edge["run"] == "run-2"
     # an older run arriving late does not overwrite the newer run's properties
     ingest(graph, dict(CONCAT, run="run-0", time=T0 - 1000))
-    (edge,) = [h.edge for h in graph.upstream(f(PROFILES, "name")).hops if h.fieldPath == "first"]
+    (edge,) = [h.edge for h in graph.upstream(f(PROFILES, "name")).hops if h.field_path == "first"]
     assert edge["firstSeen"] == T0 - 1000 and edge["run"] == "run-2"
 
-    inc = graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0, end=T0 + 10)
+    inc = encode(graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0, end=T0 + 10))
     assert inc["summary"] == [{"dataset": USERS, "fields": ["first", "last"]}]
     (ran,) = inc["operations"]
     assert [o["name"] for o in ran["operations"]] == ["read", "concat", "write"]
     assert ran["programs"] == [{"program": "default.UserApp.workflow.Normalize", "run": "run-1", "runTime": T0}]
-    assert graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0 + 90_000_000)["summary"] == []
-    assert graph.field_lineage(f(PROFILES, "name"), "incoming", end=T0 - 2000)["summary"] == []
+    assert encode(graph.field_lineage(f(PROFILES, "name"), "incoming", start=T0 + 90_000_000))["summary"] == []
+    assert encode(graph.field_lineage(f(PROFILES, "name"), "incoming", end=T0 - 2000))["summary"] == []
 
-    out = graph.field_lineage(f(USERS, "first"), "outgoing")
+    out = encode(graph.field_lineage(f(USERS, "first"), "outgoing"))
     assert out["summary"] == [{"dataset": PROFILES, "fields": ["name"]}]
     assert out["dropped"] == ["cdap:default.UserApp.workflow.Normalize dropFirst"]
-    assert graph.field_lineage(f(USERS, "zip"), "outgoing")["summary"] == []
+    assert encode(graph.field_lineage(f(USERS, "zip"), "outgoing"))["summary"] == []
 
 
 @WITH_MEMORY
@@ -333,12 +334,12 @@ def test_generated_field_is_a_known_destination_field(graph) -> None:
     ev = event(read("read", "lines", ["body"]), transform("stamp", [], ["loadedAt"]),
                write("write", "words", [("read", "body"), ("stamp", "loadedAt")]))
     ingest(graph, ev)
-    fields = {r["fieldPath"]: r for r in graph.fields(cdap_ds("words"))}
+    fields = {r["fieldPath"]: r for r in encode(graph.fields(cdap_ds("words")))}
     assert set(fields) == {"body", "loadedAt"}
-    assert graph.upstream(f(cdap_ds("words"), "loadedAt")).hops == []
+    assert graph.upstream(f(cdap_ds("words"), "loadedAt")).hops == ()
     # a schema arriving later resolves the declared fields to its own
     ingest(graph, schema_event(cdap_ds("words"), ["body", "loadedAt"], ts=T0 + 1))
-    fields = {r["fieldPath"]: r for r in graph.fields(cdap_ds("words"))}
+    fields = {r["fieldPath"]: r for r in encode(graph.fields(cdap_ds("words")))}
     assert set(fields) == {"body", "loadedAt"} and not any(r["placeholder"] for r in fields.values())
 
 
@@ -349,11 +350,11 @@ def test_invalid_event_writes_nothing(graph) -> None:
     bad = event(read("r", "u", ["a"]), write("w", "o", [("nope", "a")]))
     changes, reject = decode(RawEvent("e.json", 3, bad))
     assert changes == [] and "e.json" == reject.file and "No operation is associated with the origins" in reject.error
-    assert graph.stats()["dataDerivedFromEdges"] == 0
+    assert graph.stats().data_derived_from_edges == 0
 
 
 def summary_of(graph, field, direction="incoming", start=None, end=None) -> dict[str, set[str]]:
-    res = graph.field_lineage(field, direction, start, end)
+    res = encode(graph.field_lineage(field, direction, start, end))
     return {row["dataset"]: set(row["fields"]) for row in res["summary"]}
 
 
@@ -373,7 +374,7 @@ def test_time_ranges_are_answered_from_the_runs_inside_them(graph) -> None:
     assert summary_of(graph, name, start=10000, end=20001) == {USERS: {"first", "last"}}
     assert summary_of(graph, f(USERS, "last"), "outgoing", 6000, 19000) == {}
     # the operations: one entry per operation set, with the programs' latest runs in the range
-    res = graph.field_lineage(name, "incoming", 0, 30000)
+    res = encode(graph.field_lineage(name, "incoming", 0, 30000))
     by_set = {tuple(o["name"] for o in op["operations"]): op["programs"] for op in res["operations"]}
     assert by_set == {("read", "concat", "write"): [{"program": "default.UserApp.workflow.Normalize",
                                                        "run": "run-3", "runTime": 20000}],
@@ -392,16 +393,16 @@ def test_a_field_read_and_used_by_nobody_is_known_and_has_an_empty_summary(graph
                write("write", "words", [("parse", "word")]))
     ingest(graph, ev)
     lines = cdap_ds("lines")
-    assert {r["fieldPath"] for r in graph.fields(lines)} == {"offset", "body"}
-    res = graph.field_lineage(f(lines, "offset"), "outgoing")
+    assert {r["fieldPath"] for r in encode(graph.fields(lines))} == {"offset", "body"}
+    res = encode(graph.field_lineage(f(lines, "offset"), "outgoing"))
     assert res["summary"] == [] and res["dropped"] == []
     (ran,) = res["operations"]
     assert [o["name"] for o in ran["operations"]] == ["read"]
-    assert [o["name"] for o in graph.field_lineage(f(lines, "body"), "outgoing")["operations"][0]["operations"]] \
+    assert [o["name"] for o in encode(graph.field_lineage(f(lines, "body"), "outgoing"))["operations"][0]["operations"]] \
         == ["read", "parse", "write"]
     # a schema arriving later takes the read fields over
     ingest(graph, schema_event(lines, ["offset", "body"], ts=T0 + 1))
-    assert not any(r["placeholder"] for r in graph.fields(lines))
+    assert not any(r["placeholder"] for r in encode(graph.fields(lines)))
 
 
 @WITH_MEMORY
@@ -411,22 +412,22 @@ def test_a_dataset_delete_ends_the_runs_before_it(graph) -> None:
     ingest(graph, dict(CONCAT, run="run-1", time=T0))
     ingest(graph, mcp(PROFILES, "datasetKey", None, ts=T0 + 10, change="DELETE"))  # the whole dataset
     assert summary_of(graph, f(PROFILES, "name")) == {}
-    assert graph.field_lineage(f(PROFILES, "name"))["operations"] == []
+    assert encode(graph.field_lineage(f(PROFILES, "name")))["operations"] == []
     ingest(graph, dict(CONCAT, run="run-2", time=T0 + 20))
     assert summary_of(graph, f(PROFILES, "name")) == {USERS: {"first", "last"}}
     assert summary_of(graph, f(USERS, "first"), "outgoing", end=T0 + 15) == {}
-    assert graph.field_lineage(f(USERS, "first"), "outgoing", end=T0 + 15)["operations"] == []
+    assert encode(graph.field_lineage(f(USERS, "first"), "outgoing", end=T0 + 15))["operations"] == []
 
 
 @WITH_MEMORY
 def test_the_large_case_on_the_graph(graph) -> None:
     report = graph.ingest(decode_event(large_event()))
-    assert not report.refused and graph.stats()["dataDerivedFromEdges"] == 10_000
+    assert not report.refused and graph.stats().data_derived_from_edges == 10_000
     start, dest = cdap_ds("start"), cdap_ds("dest")
     assert summary_of(graph, f(dest, "num42")) == {start: {f"num{i}" for i in range(100)}}
-    (ran,) = graph.field_lineage(f(dest, "num0"))["operations"]
+    (ran,) = encode(graph.field_lineage(f(dest, "num0")))["operations"]
     assert len(ran["operations"]) == 1 + 5 * 101 + 1  # every operation lies on its way back
-    (ran,) = graph.field_lineage(f(start, "num0"), "outgoing")["operations"]
+    (ran,) = encode(graph.field_lineage(f(start, "num0"), "outgoing"))["operations"]
     # forward: the read, the one identity that takes num0, then every operation after the first all-to-all
     assert len(ran["operations"]) == 1 + 1 + 1 + 4 * 101 + 1
 
@@ -602,11 +603,11 @@ def test_pipeline_on_the_graph(graph) -> None:
     assert summary_of(graph, f(out, "id_from_customer")) == {cdap_ds("customer"): {"id"},
                                                                cdap_ds("purchase"): {"customer_id"}}
     assert summary_of(graph, f(out, "name")) == {cdap_ds("customer"): {"name"}}
-    (ran,) = graph.field_lineage(f(out, "id_from_customer"))["operations"]
+    (ran,) = encode(graph.field_lineage(f(out, "id_from_customer")))["operations"]
     assert [o["name"] for o in ran["operations"]] == ["n1.ReadCustomer", "n2.ReadPurchase", "n3.Join",
                                                       "n3.Rename id", "n4.Write"]
     # item is read and used by nobody: a known field, its read its only operation
-    (ran,) = graph.field_lineage(f(cdap_ds("purchase"), "item"), "outgoing")["operations"]
+    (ran,) = encode(graph.field_lineage(f(cdap_ds("purchase"), "item"), "outgoing"))["operations"]
     assert [o["name"] for o in ran["operations"]] == ["n2.ReadPurchase"]
 
 

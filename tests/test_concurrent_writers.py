@@ -418,7 +418,7 @@ def test_sigkill_of_one_writer_mid_batch_the_other_goes_on(graph, reference_grap
 
     killed = ingest(files[0])
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and killed.poll() is None and graph.stats()["datasets"] < 20:
+    while time.monotonic() < deadline and killed.poll() is None and graph.stats().datasets < 20:
         time.sleep(0.05)
     other = ingest(files[1])
     time.sleep(0.2)

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fieldgraph.changes import UNSTAMPED, AspectDelete, DatasetDelete, LineageChange, SchemaChange
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import in_arrival_order
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.emitter import change_event, to_event, wire_format, wire_mcp
@@ -71,8 +72,8 @@ def test_a_datahub_file_sink_file_ingests_with_no_reject_on_both_backends(graph,
     assert (summary["events"], summary["rejected"], summary["skipped"]) == (len(items), 0, unused)
     assert not rejects.exists()
     ups = graph.upstream(make_field_urn(ORDERS, "ab (copy)"))
-    assert [(h.datasetUrn, h.fieldPath) for h in ups.hops] == [(RAW, "a,b")]
-    assert {f["fieldPath"] for f in graph.fields(ds("shop.customers"))} == {"id", "email"}
+    assert [(h.dataset_urn, h.field_path) for h in ups.hops] == [(RAW, "a,b")]
+    assert {f["fieldPath"] for f in encode(graph.fields(ds("shop.customers")))} == {"id", "email"}
 
     res = CliRunner().invoke(app, ["ingest", str(golden), "--graph", graph.uri, "--rejects", str(rejects),
                                    "--strict-aspects", "--json"])
@@ -93,7 +94,7 @@ def test_a_delete_without_system_metadata_applies_in_arrival_order(graph) -> Non
     assert isinstance(change, AspectDelete) and change.ts == UNSTAMPED
 
     def upstream() -> list[str | None]:
-        return [h.fieldPath for h in graph.upstream(sf(ORDERS, "total")).hops]
+        return [h.field_path for h in graph.upstream(sf(ORDERS, "total")).hops]
 
     graph.ingest([c for e in [*schemas, up] for c in decode_event(e)])
     assert upstream() == ["amount"]
@@ -110,7 +111,7 @@ def test_a_delete_without_system_metadata_applies_in_arrival_order(graph) -> Non
     as_dataset = MCPW(entityUrn=ORDERS, aspectName="datasetKey", changeType="DELETE", aspect=None).to_obj()
     graph.ingest(decode_event(as_dataset))  # the whole dataset: its lineage goes, its fields are removed
     assert upstream() == []
-    assert all(f["removed"] for f in graph.fields(ORDERS))
+    assert all(f["removed"] for f in encode(graph.fields(ORDERS)))
 
 
 def test_unstamped_deletes_take_the_newest_stamp_before_them() -> None:
@@ -248,16 +249,16 @@ def test_values_the_graph_cannot_store_are_refused_before_anything_is_written(gr
     bad = [replace(clean, **{k: v for k, v in attrs.items() if k != "field"})]
     with pytest.raises(GraphRefused, match=reason):
         graph.write(bad)
-    assert graph.stats()["datasets"] == 0
+    assert graph.stats().datasets == 0
     report = graph.ingest(bad)  # refused, reported, not raised
     assert [origin for origin, _ in report.refused] == ["poison.json:1"] and reason in report.refused[0][1]
-    assert graph.stats()["datasets"] == 0
+    assert graph.stats().datasets == 0
     (lineage,) = decode_event(lineage_event(ORDERS, [(sf(ORDERS, "id"), [sf(RAW, "id")])], 5))
     edge = lineage.edges[0]
     nan = replace(lineage, edges=(replace(edge, props=replace(edge.props, confidence=float("nan"))),))
     with pytest.raises(GraphRefused, match="confidence of nan is not a finite number"):
         graph.write([nan])
-    assert graph.stats()["datasets"] == 0
+    assert graph.stats().datasets == 0
 
 
 def test_ingest_rejects_the_events_the_graph_refuses_and_writes_the_rest(graph, tmp_path: Path) -> None:
@@ -279,5 +280,5 @@ def test_ingest_rejects_the_events_the_graph_refuses_and_writes_the_rest(graph, 
     (rejected,) = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert (rejected["line"], rejected["event"]) == (8, bad)
     assert "holds a NUL character" in rejected["error"]
-    assert graph.stats()["datasets"] == 12
-    assert [h.fieldPath for h in graph.upstream(sf(ds("r.t11"), "a")).hops] == ["b"]
+    assert graph.stats().datasets == 12
+    assert [h.field_path for h in graph.upstream(sf(ds("r.t11"), "a")).hops] == ["b"]

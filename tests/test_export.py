@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from fieldgraph.graph import Hop, LineageResult
+from fieldgraph.graph import Hop, Impact, LineageResult
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_PARTIAL, EXIT_USAGE
 from fieldgraph.ingest.export import (
@@ -466,4 +466,4 @@ def test_renderers_on_names_with_line_breaks_and_lineage_from_a_whole_dataset(di
 
     rows = list(csv.DictReader(io.StringIO(lineage_csv(res))))
     assert rows[0]["fieldPath"] == odd and rows[1]["dataset"] == "" and rows[2]["kind"] == ""
-    assert list(csv.DictReader(io.StringIO(impact_csv(LineageResult(start, "downstream"), {})))) == []
+    assert list(csv.DictReader(io.StringIO(impact_csv(Impact(LineageResult(start, "downstream"), {}))))) == []

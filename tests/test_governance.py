@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from fieldgraph.changes import UNSTAMPED, AspectDelete, EditableSchemaChange
 from fieldgraph.errors import EventError
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.sources import decode_event
@@ -54,7 +55,7 @@ def write(g: Any, *events: dict[str, Any]) -> None:
 
 
 def tagged_urns(g: Any, label: str) -> list[str]:
-    res = g.tagged(label)
+    res = encode(g.tagged(label))
     rows = res["fields"] if isinstance(res, dict) else res
     return sorted(r["urn"] for r in rows)
 
@@ -85,11 +86,11 @@ def test_the_aspect_decodes_to_each_fields_labels() -> None:
 @WITH_MEMORY
 def test_a_stewards_tag_on_a_v1_path_is_the_columns_own_and_flows_downstream(crm: Any) -> None:
     write(crm, editable_event(USERS, {"email": (["PII"], ["Sensitive"]), "address.city": (["Geo"], [])}, 10))
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"]
-    inherited = crm.tags(sf(REPORT, "email"))["inherited"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"]
+    inherited = encode(crm.tags(sf(REPORT, "email")))["inherited"]
     assert [(i["label"], i["from"], i["distance"]) for i in inherited] == [
         ("PII", field_urn(USERS, V2_EMAIL), 2), ("urn:li:glossaryTerm:Sensitive", field_urn(USERS, V2_EMAIL), 2)]
-    assert [i["label"] for i in crm.tags(sf(REPORT, "city"))["inherited"]] == ["Geo"]
+    assert [i["label"] for i in encode(crm.tags(sf(REPORT, "city")))["inherited"]] == ["Geo"]
     assert tagged_urns(crm, "PII") == sorted([field_urn(USERS, V2_EMAIL), field_urn(EMAILS, "email"),
                                               field_urn(REPORT, "email")])
     assert tagged_urns(crm, "urn:li:glossaryTerm:Sensitive") == tagged_urns(crm, "PII")
@@ -104,10 +105,10 @@ def test_schema_and_editable_labels_merge_and_removing_one_removes_it_downstream
         "platformSchema": {"com.linkedin.schema.OtherSchema": {"rawSchema": ""}},
         "fields": [schema_tagged, column("[version=2.0].[type=User].[type=Address].address"), column(V2_CITY)]}, 3),
         editable_event(USERS, {V2_EMAIL: (["PII", "Contact"], [])}, 10))  # a v2 path, a tag both have
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["Contact", "PII"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["Contact", "PII"]
     write(crm, editable_event(USERS, {V2_EMAIL: ([], [])}, 20))  # the steward removes PII
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["Contact"]
-    assert [i["label"] for i in crm.tags(sf(REPORT, "email"))["inherited"]] == ["Contact"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["Contact"]
+    assert [i["label"] for i in encode(crm.tags(sf(REPORT, "email")))["inherited"]] == ["Contact"]
     assert tagged_urns(crm, "PII") == []
 
 
@@ -116,26 +117,26 @@ def test_labels_set_before_the_schema_arrives_apply_when_it_does(graph: Any) -> 
     write(graph, editable_event(USERS, {"email": (["PII"], [])}, 10))
     assert graph.read_state([USERS])  # kept on a placeholder dataset, not cleaned up
     write(graph, v2_schema(USERS, [V2_EMAIL], 20))
-    assert graph.tags(sf(USERS, V2_EMAIL))["own"] == ["PII"]
+    assert encode(graph.tags(sf(USERS, V2_EMAIL)))["own"] == ["PII"]
 
 
 @WITH_MEMORY
 def test_late_versions_and_deletes(crm: Any) -> None:
     write(crm, editable_event(USERS, {"email": (["PII"], [])}, 10),
           editable_event(USERS, {"email": (["Public"], [])}, 5))  # older, in the same batch
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["PII"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["PII"]
     write(crm, editable_event(USERS, {"email": (["Public"], [])}, 6))  # older, arriving later
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["PII"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["PII"]
     write(crm, {"entityType": "dataset", "entityUrn": USERS, "changeType": "DELETE",
                 "aspectName": "editableSchemaMetadata"})  # unstamped: applies as it arrives
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == []
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == []
     write(crm, editable_event(USERS, {"email": (["PII"], [])}, 9))  # older than the version the delete ended
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == []
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == []
     write(crm, editable_event(USERS, {"email": (["PII"], [])}, 30))
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == ["PII"]
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == ["PII"]
     write(crm, {"entityType": "dataset", "entityUrn": USERS, "changeType": "DELETE",
                 "systemMetadata": {"lastObserved": 40}})  # the whole dataset
-    assert crm.tags(sf(USERS, V2_EMAIL))["own"] == []
+    assert encode(crm.tags(sf(USERS, V2_EMAIL)))["own"] == []
 
 
 def test_ingest_reads_every_event_of_a_governance_file(graph: Any, tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def test_data_survives_a_restart_and_a_running_server_is_reused() -> None:
         try:
             with LineageGraph.open(uri) as g:
                 assert not g.store.server.started_here  # reused
-                assert g.stats()["fields"] == 2
+                assert g.stats().fields == 2
             assert server.running()  # not ours to stop
         finally:
             server.stop()
@@ -178,7 +178,7 @@ def test_opening_a_graph_again_and_again_does_not_grow_its_aof() -> None:
         sizes = []
         for _ in range(4):  # e.g. four read-only commands
             with LineageGraph.open(f"embedded:{data}") as g:
-                assert g.stats()["fields"] == 4
+                assert g.stats().fields == 4
             sizes.append(len(_tail_bytes(data)))
         assert len(set(sizes)) == 1, sizes
         assert b"GRAPH.CONSTRAINT" not in _tail_bytes(data)  # created once, held by the snapshot

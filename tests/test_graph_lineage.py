@@ -9,6 +9,7 @@ import pytest
 
 from fieldgraph.graph import AmbiguousReferenceError, GraphError, NotFoundError, QueryTimeout
 from fieldgraph.graph import cypher as cy
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 
 from .conftest import WITH_MEMORY, ds, dump, example_changes, ingest, lineage_event, mcp, schema_event, sf
@@ -30,8 +31,8 @@ def test_examples_end_to_end(graph) -> None:
     report = graph.ingest(example_changes(), batch_events=1)  # one event per batch: arrival order matters
     assert report.counts["placeholders"] == 3  # the report's columns (lineage before schema), the ambiguous ref
     st = graph.stats()
-    assert st["datasets"] == 4 and st["removedFields"] == 1 and st["ambiguousReferences"] == 1
-    assert st["dataDerivedFromEdges"] == 14 and st["hasFieldEdges"] == st["fields"]
+    assert st.datasets == 4 and st.removed_fields == 1 and st.ambiguous_references == 1
+    assert st.data_derived_from_edges == 14 and st.has_field_edges == st.fields
     up = graph.upstream(REPORT_TOTAL)
     assert not up.partial
     kafka_price = field_urn(KAFKA, "[version=2.0].[type=Order].[type=array].[type=Item].items.[type=bytes].price")
@@ -44,7 +45,7 @@ def test_examples_end_to_end(graph) -> None:
     assert restaurant == [{"removed": True}]
     assert graph.upstream(sf(FACT, "restaurant")).hops[0].ambiguous
     # ambiguous references stay visible
-    (amb,) = graph.ambiguous()
+    (amb,) = encode(graph.ambiguous())
     assert amb["reference"] == "/restaurant" and len(amb["candidates"]) == 2
 
 
@@ -94,16 +95,16 @@ def test_two_lineage_aspects_are_separate_states(graph) -> None:
 def test_older_schema_never_overwrites_and_fields_come_back(graph) -> None:
     ingest(graph, schema_event(A, ["x", "y"], 10, version=2))
     ingest(graph, schema_event(A, ["x"], 5, version=1))
-    fields = {r["fieldPath"]: r["removed"] for r in graph.fields(A)}
+    fields = {r["fieldPath"]: r["removed"] for r in encode(graph.fields(A))}
     assert fields == {"x": False, "y": False}
     ingest(graph, schema_event(B, ["p"], 1), lineage_event(B, [(sf(B, "p"), [sf(A, "y")])], 2))
     ingest(graph, schema_event(A, ["x"], 20, version=3))
-    assert {r["fieldPath"]: r["removed"] for r in graph.fields(A)} == {"x": False, "y": True}
-    assert [h.fieldPath for h in graph.upstream(sf(B, "p")).hops] == ["y"]  # history kept
+    assert {r["fieldPath"]: r["removed"] for r in encode(graph.fields(A))} == {"x": False, "y": True}
+    assert [h.field_path for h in graph.upstream(sf(B, "p")).hops] == ["y"]  # history kept
     ingest(graph, schema_event(A, ["x", "y"], 30, version=4))
-    assert {r["fieldPath"]: r["removed"] for r in graph.fields(A)} == {"x": False, "y": False}
+    assert {r["fieldPath"]: r["removed"] for r in encode(graph.fields(A))} == {"x": False, "y": False}
     ingest(graph, mcp(A, "schemaMetadata", None, 40, change="DELETE"))
-    assert all(r["removed"] for r in graph.fields(A))
+    assert all(r["removed"] for r in encode(graph.fields(A)))
 
 
 @WITH_MEMORY
@@ -111,18 +112,18 @@ def test_placeholders_become_real_fields(graph) -> None:
     ingest(graph, schema_event(B, ["p", "q"], 1))
     ingest(graph, lineage_event(B, [(sf(B, "p"), [sf(A, "/rec/x")]), (sf(B, "q"), [sf(A, "y")])], 2))
     st = graph.stats()
-    assert st["placeholderFields"] == 2 and st["placeholderDatasets"] == 1
-    assert {r["reference"] for r in graph.unresolved()} == {"/rec/x", "y"}
+    assert st.placeholder_fields == 2 and st.placeholder_datasets == 1
+    assert {r["reference"] for r in encode(graph.unresolved())} == {"/rec/x", "y"}
     v2x = "[version=2.0].[type=R].[type=Rec].rec.[type=string].x"
     v2y = "[version=2.0].[type=R].[type=string].y"
     ingest(graph, schema_event(A, [v2x, v2y, "[version=2.0].[key=True].[type=K].[type=string].y"], 3))
     st = graph.stats()
-    assert st["placeholderFields"] == 1 and st["placeholderDatasets"] == 0 and st["ambiguousReferences"] == 1
+    assert st.placeholder_fields == 1 and st.placeholder_datasets == 0 and st.ambiguous_references == 1
     assert [h.urn for h in graph.upstream(sf(B, "p")).hops] == [field_urn(A, v2x)]
     assert graph.upstream(sf(B, "q")).hops[0].ambiguous
     # a newer schema without the key field resolves the ambiguity
     ingest(graph, schema_event(A, [v2x, v2y], 4))
-    assert graph.stats()["placeholderFields"] == 0
+    assert graph.stats().placeholder_fields == 0
     assert [h.urn for h in graph.upstream(sf(B, "q")).hops] == [field_urn(A, v2y)]
 
 
@@ -132,11 +133,11 @@ def test_dataset_level_upstreams_and_impact(graph) -> None:
     ingest(graph, lineage_event(B, [(sf(B, "p"), [sf(A, "x")])], 2))
     ingest(graph, mcp(C, "upstreamLineage", {"fineGrainedLineages": [
         {"upstreamType": "DATASET", "upstreams": [B], "downstreamType": "FIELD", "downstreams": [sf(C, "z")]}]}, 2))
-    res, by_ds = graph.impact(A)
+    by_ds = graph.impact(A).datasets
     assert by_ds == {B: ["p"]}
-    res, by_ds = graph.impact(B)
+    by_ds = graph.impact(B).datasets
     assert by_ds == {C: ["z"]}
-    rolled = {(r["downstream"], r["upstream"]) for r in graph.dataset_lineage()}
+    rolled = {(r["downstream"], r["upstream"]) for r in encode(graph.dataset_lineage())}
     assert rolled == {(B, A), (C, B)}
     assert [h.urn for h in graph.upstream(sf(C, "z")).hops] == [B]
 
@@ -163,7 +164,7 @@ def test_depth_cap_time_budget_and_paths(graph) -> None:
     assert timed_out.partial and "time budget" in timed_out.reason
     down = graph.downstream(sf(names[0], "c"), depth=3)
     assert [h.depth for h in down.hops] == [1, 2, 3]
-    path, _ = graph.path(sf(names[0], "c"), top)
+    path = graph.path(sf(names[0], "c"), top).path
     assert len(path) == 13 and path[0] == field_urn(names[0], "c")
 
 

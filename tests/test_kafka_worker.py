@@ -32,7 +32,7 @@ def test_emit_examples_then_worker_equals_file_ingest(broker, graph, reference_g
     stats = w.stop()
     assert stats.messages == n and stats.dlq == 0
     assert dump(graph) == dump(reference_graph)
-    assert graph.stats()["placeholderFields"] == reference_graph.stats()["placeholderFields"]
+    assert graph.stats().placeholder_fields == reference_graph.stats().placeholder_fields
 
 
 BAD_URN = "urn:li:dataset:(urn:li:dataPlatform:hive,broken"

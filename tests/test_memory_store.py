@@ -15,6 +15,7 @@ from fieldgraph.changes import Change
 from fieldgraph.errors import FieldgraphError
 from fieldgraph.graph import GraphRefused, LineageGraph, MemoryStore, open_store
 from fieldgraph.graph import cypher as cy
+from fieldgraph.graph.answers import encode
 from fieldgraph.ingest.sources import decode_event
 
 from . import test_as_of, test_cdap, test_sql
@@ -57,29 +58,29 @@ def answers(g: LineageGraph, instants: Iterable[int]) -> dict[str, Any]:
         return unordered(h.to_json() for h in res.hops)
 
     def field_lineage(f: str, direction: str) -> dict[str, Any]:
-        got = g.field_lineage(f, direction)
+        got = encode(g.field_lineage(f, direction))
         return {**got, "edges": unordered(got["edges"]), "operations": unordered(got["operations"])}
 
     for t in (None, *instants):
         for label in ("PII", "Contact", "urn:li:glossaryTerm:Sensitive"):
-            ask(f"tagged {label} {t}", lambda: g.tagged(label, as_of=t))  # noqa: B023
+            ask(f"tagged {label} {t}", lambda: encode(g.tagged(label, as_of=t)))  # noqa: B023
         for urn in datasets:
-            ask(f"fields {urn} {t}", lambda: g.fields(urn, as_of=t))  # noqa: B023
+            ask(f"fields {urn} {t}", lambda: encode(g.fields(urn, as_of=t)))  # noqa: B023
         for f in fields:
             ask(f"up {f} {t}", lambda: hops(g.upstream(f, as_of=t)))  # noqa: B023
             ask(f"down {f} {t}", lambda: hops(g.downstream(f, as_of=t)))  # noqa: B023
-            ask(f"tags {f} {t}", lambda: g.tags(f, as_of=t))  # noqa: B023
+            ask(f"tags {f} {t}", lambda: encode(g.tags(f, as_of=t)))  # noqa: B023
     for f in fields:
         for direction in ("incoming", "outgoing"):
             ask(f"field_lineage {f} {direction}", lambda: field_lineage(f, direction))  # noqa: B023
     def rolled(urn: str | None = None) -> list[dict[str, Any]]:  # collect(DISTINCT ...): in no particular order
-        return [{**r, "transformations": sorted(r["transformations"])} for r in g.dataset_lineage(urn)]
+        return [{**r, "transformations": sorted(r["transformations"])} for r in encode(g.dataset_lineage(urn))]
 
     ask("dataset_lineage", rolled)
     for urn in datasets:
         ask(f"dataset_lineage {urn}", lambda: rolled(urn))  # noqa: B023
     for text in ("a", "id", "ORDER", "x", "zz"):
-        ask(f"search {text}", lambda: g.search(text, limit=7))  # noqa: B023
+        ask(f"search {text}", lambda: encode(g.search(text, limit=7)))  # noqa: B023
     ask("stats", g.stats)
     ask("unresolved", g.unresolved)
     ask("ambiguous", g.ambiguous)
@@ -341,4 +342,4 @@ def test_labels_set_in_datahub_and_by_hand(graph) -> None:
         g.tag(sf(users, gov.V2_CITY), add=["urn:li:tag:Region"], propagate=False)
     assert_same(memory, graph, [0, 2, 4, 11, 35])
     for label in ("Geo", "Region", "Local", "urn:li:glossaryTerm:Place", "Contact"):
-        assert memory.tagged(label) == graph.tagged(label)
+        assert encode(memory.tagged(label)) == encode(graph.tagged(label))

@@ -31,6 +31,7 @@ from openlineage.client.facet_v2 import schema_dataset as sd
 from openlineage.client.serde import Serde
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.service import create_app
@@ -119,13 +120,14 @@ def test_every_read_endpoint_answers_what_the_graph_answers(service: Service) ->
     down = g.downstream(REVENUE, 2)
     assert service.ok("/api/v1/lineage/downstream", field=REVENUE, depth=2) == {**same(down.to_json()), "asOf": None}
 
-    res, by_ds = g.impact(KAFKA)
+    found = g.impact(KAFKA)
+    res, by_ds = found.walk, found.datasets
     impact = service.ok("/api/v1/impact", name=KAFKA)
     assert impact["datasets"] == by_ds and impact["hops"] == same([h.to_json() for h in res.hops])
     assert REPORT in impact["datasets"]
 
-    path, _ = g.path(TOTAL, field_urn(KAFKA, "[version=2.0].[type=Order].[type=array].[type=Item].items.[type=bytes]"
-                                            ".price"))
+    path = list(g.path(TOTAL, field_urn(KAFKA, "[version=2.0].[type=Order].[type=array].[type=Item].items.[type=bytes]"
+                                                 ".price")).path)
     assert len(path) == 4
     assert service.ok("/api/v1/path", **{"from": TOTAL, "to": path[-1]})["path"] == path
 
@@ -133,22 +135,22 @@ def test_every_read_endpoint_answers_what_the_graph_answers(service: Service) ->
     assert field["dataset"] == REPORT and field["fieldPath"] == "total_revenue" and field["type"] == "NumberType"
     assert field["tags"] == {"own": [], "local": [], "inherited": []} and field["placeholder"] is False
 
-    assert service.ok("/api/v1/fields", dataset=DAILY) == same(g.fields(DAILY))
-    assert service.ok("/api/v1/datasets/lineage", dataset=REPORT) == same(g.dataset_lineage(REPORT))
-    assert service.ok("/api/v1/datasets/lineage") == same(g.dataset_lineage())
-    assert service.ok("/api/v1/unresolved") == same(g.unresolved()) != []
-    assert service.ok("/api/v1/unresolved", ambiguous="true") == same(g.ambiguous()) != []
-    assert service.ok("/api/v1/stats") == same(g.stats())
-    assert service.ok("/api/v1/tags", field=TOTAL) == same(g.tags(TOTAL))
-    assert service.ok("/api/v1/tagged", label="PII") == same(g.tagged("PII"))
-    assert service.ok("/api/v1/lineage-summary", field=TOTAL) == same(g.field_lineage(TOTAL))
+    assert service.ok("/api/v1/fields", dataset=DAILY) == same(encode(g.fields(DAILY)))
+    assert service.ok("/api/v1/datasets/lineage", dataset=REPORT) == same(encode(g.dataset_lineage(REPORT)))
+    assert service.ok("/api/v1/datasets/lineage") == same(encode(g.dataset_lineage()))
+    assert service.ok("/api/v1/unresolved") == same(encode(g.unresolved())) != []
+    assert service.ok("/api/v1/unresolved", ambiguous="true") == same(encode(g.ambiguous())) != []
+    assert service.ok("/api/v1/stats") == same(encode(g.stats()))
+    assert service.ok("/api/v1/tags", field=TOTAL) == same(encode(g.tags(TOTAL)))
+    assert service.ok("/api/v1/tagged", label="PII") == same(encode(g.tagged("PII")))
+    assert service.ok("/api/v1/lineage-summary", field=TOTAL) == same(encode(g.field_lineage(TOTAL)))
     diff = service.ok("/api/v1/diff-lineage", dataset=DAILY, **{"from": "0", "to": "2030-01-01"})
-    assert diff == same(g.diff_lineage(DAILY, 0, 1893456000000)) and diff["fields"]["added"]
+    assert diff == same(encode(g.diff_lineage(DAILY, 0, 1893456000000))) and diff["fields"]["added"]
 
     found = service.ok("/api/v1/search", q="REVENUE")
     assert [d["urn"] for d in found["datasets"]] == [REPORT]
     assert {f["urn"] for f in found["fields"]} == {TOTAL, REVENUE}
-    assert found["datasets"][0]["fields"] == len([f for f in g.fields(REPORT) if not f["placeholder"]])
+    assert found["datasets"][0]["fields"] == len([f for f in encode(g.fields(REPORT)) if not f["placeholder"]])
     price = service.ok("/api/v1/search", q="items.price")["fields"]
     assert [f["simplePath"] for f in price] == ["items.price"]
 
@@ -304,7 +306,7 @@ def test_bad_events_are_answered_422_and_kept_as_rejects(service: Service) -> No
     r = service.http.post("/api/v1/events", json=[good, {"entityType": "dataset"}], headers=AUTH)
     assert r.status_code == 422, r.text
     assert [x["index"] for x in r.json()["rejected"]] == [1] and r.json()["written"] == 1
-    assert [f["fieldPath"] for f in service.graph.fields(ds("ok.table"))] == ["a"]  # the good one was written
+    assert [f["fieldPath"] for f in encode(service.graph.fields(ds("ok.table")))] == ["a"]  # the good one was written
     rejects = [json.loads(line) for line in service.config.rejects.read_text().splitlines()]
     assert [(x["file"], x["event"]) for x in rejects] == [("POST /api/v1/lineage", bad),
                                                            ("POST /api/v1/events", {"entityType": "dataset"})]
@@ -473,7 +475,7 @@ def test_graph_outage_answers_503_and_the_service_recovers(settings: ServeConfig
                 server.start()
                 assert s.get("/healthz").status_code == 200
                 assert s.http.post("/api/v1/events", json=event, headers=AUTH).status_code == 200
-                assert [f["fieldPath"] for f in graph.fields(ds("outage.table"))] == ["a"]
+                assert [f["fieldPath"] for f in encode(graph.fields(ds("outage.table")))] == ["a"]
         finally:
             graph.close()
             server.stop()
@@ -505,9 +507,9 @@ def test_a_write_that_outlasts_its_wait_answers_503_and_the_writer_goes_on(servi
     monkeypatch.setattr(writes, "WRITE_WAIT_S", 30.0)
     ok = service.http.post("/api/v1/events", json=schema_event(ds("slow.two"), ["b"], 2), headers=AUTH)
     assert ok.status_code == 200, ok.text
-    assert [f["fieldPath"] for f in service.graph.fields(ds("slow.two"))] == ["b"]
-    assert [f["fieldPath"] for f in service.graph.fields(ds("slow.taken"))] == ["a"]  # begun, so finished
-    assert service.graph.fields(ds("slow.queued")) == []  # its caller had left before it began: not written
+    assert [f["fieldPath"] for f in encode(service.graph.fields(ds("slow.two")))] == ["b"]
+    assert [f["fieldPath"] for f in encode(service.graph.fields(ds("slow.taken")))] == ["a"]  # begun, so finished
+    assert encode(service.graph.fields(ds("slow.queued"))) == []  # its caller had left before it began: not written
 
 
 def test_hosts_methods_and_encodings_the_guard_refuses(service: Service) -> None:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from fieldgraph.changes import LineageChange, QueryChange, SqlChange
 from fieldgraph.errors import EventError, SqlError
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
@@ -40,10 +41,10 @@ def sql_event(sql: str, **kw: object) -> dict:
 def edges_of(graph, dataset: str) -> dict[tuple[str, str], dict]:
     """(downstream path, upstream path) -> edge properties of the SQL-derived edges into ``dataset``."""
     out = {}
-    for f in graph.fields(dataset):
+    for f in encode(graph.fields(dataset)):
         for h in graph.upstream(f["urn"], depth=1).hops:
             if h.edge.get("sourceFormat") == "sql":
-                out[(f["fieldPath"], h.fieldPath)] = h.edge
+                out[(f["fieldPath"], h.field_path)] = h.edge
     return out
 
 
@@ -194,7 +195,7 @@ def test_sql_lineage_on_the_graph_with_the_edge_vocabulary(graph) -> None:
     assert (edges[("total", "status")]["kind"], edges[("total", "status")]["subtype"]) == ("INDIRECT", "FILTER")
     # COUNT masks (OpenLineage): a tag on email does not reach buyers
     assert edges[("buyers", "email")]["masking"] is True
-    assert {f["fieldPath"] for f in graph.fields(TOTALS)} == {"customer_id", "total", "buyers"}
+    assert {f["fieldPath"] for f in encode(graph.fields(TOTALS))} == {"customer_id", "total", "buyers"}
 
 
 @WITH_MEMORY
@@ -214,11 +215,11 @@ def test_a_table_without_a_schema_is_read_by_name_then_resolved(graph) -> None:
     edges = edges_of(graph, TOTALS)
     assert set(edges) == {("customer_id", "customer_id"), ("doubled", "amount")}
     assert {e["confidenceScore"] for e in edges.values()} == {BY_NAME_CONFIDENCE}
-    placeholders = {f["fieldPath"] for f in graph.fields(ORDERS) if f.get("placeholder")}
+    placeholders = {f["fieldPath"] for f in encode(graph.fields(ORDERS)) if f.get("placeholder")}
     assert placeholders == {"customer_id", "amount"}
     ingest(graph, orders_schema(5))  # the schema arrives: the placeholders become its fields
-    assert not any(f.get("placeholder") for f in graph.fields(ORDERS))
-    assert {h.fieldPath for h in graph.upstream(field_urn(TOTALS, "doubled")).hops} == {"amount"}
+    assert not any(f.get("placeholder") for f in encode(graph.fields(ORDERS)))
+    assert {h.field_path for h in graph.upstream(field_urn(TOTALS, "doubled")).hops} == {"amount"}
 
 
 @WITH_MEMORY
@@ -236,16 +237,16 @@ def test_a_script_reads_the_tables_it_created(graph) -> None:
         "CREATE TABLE tmp AS SELECT customer_id, amount FROM orders WHERE amount > 0;"
         "INSERT INTO totals SELECT * FROM tmp"))
     up = graph.upstream(field_urn(TOTALS, "amount"))
-    assert [(h.depth, h.fieldPath, h.datasetUrn) for h in up.hops if h.edge["kind"] == "DIRECT"] == [
+    assert [(h.depth, h.field_path, h.dataset_urn) for h in up.hops if h.edge["kind"] == "DIRECT"] == [
         (1, "amount", ds("shop.tmp")), (2, "amount", ORDERS)]
 
 
 @WITH_MEMORY
 def test_running_a_statement_again_refreshes_its_edges(graph) -> None:
     ingest(graph, orders_schema(), sql_event(TOTALS_SQL))
-    n = graph.stats()["dataDerivedFromEdges"]
+    n = graph.stats().data_derived_from_edges
     ingest(graph, sql_event(TOTALS_SQL, time=5000))
-    assert graph.stats()["dataDerivedFromEdges"] == n
+    assert graph.stats().data_derived_from_edges == n
     edge = edges_of(graph, TOTALS)[("total", "amount")]
     assert (edge["firstSeen"], edge["lastSeen"]) == (1000, 5000)
 
@@ -258,7 +259,7 @@ def test_a_statement_refused_at_write_time_leaves_the_rest_of_the_batch(graph) -
                     sql_event(TOTALS_SQL))
     ((origin, reason),) = report.refused
     assert "shop.narrow,PROD): INSERT INTO narrow: inserts 3 values into a table whose schema has 2 columns" in reason
-    assert ("total", "amount") in edges_of(graph, TOTALS) and graph.fields(ds("shop.narrow"))
+    assert ("total", "amount") in edges_of(graph, TOTALS) and encode(graph.fields(ds("shop.narrow")))
 
 
 @WITH_MEMORY
@@ -317,7 +318,7 @@ def test_sql_a_facet_cannot_derive_is_logged_and_the_event_written(graph, caplog
     bad = ol_event({}, "INSERT INTO public.totals (total) SELECT customer_id, amount FROM public.orders")
     ingest(graph, bad)
     assert "no lineage derived from openlineage:airflow/mart.totals" in caplog.text
-    assert {f["fieldPath"] for f in graph.fields(PG_ORDERS)} >= {"amount", "status"}
+    assert {f["fieldPath"] for f in encode(graph.fields(PG_ORDERS))} >= {"amount", "status"}
 
 
 def test_an_unparseable_sql_facet_keeps_the_rest_of_the_event(caplog) -> None:
@@ -432,7 +433,7 @@ def test_ended_query_lineage_stays_ended_through_a_job_replay(graph) -> None:
     assert set(edges_of(graph, TOTALS)) == {("total", "amount")}
     assert {e["program"] for e in edges_of(graph, TOTALS).values()} != {QUERY}
     past = graph.upstream(field_urn(TOTALS, "buyers"), as_of=20).hops  # the query's edges held from 10 to 30
-    assert {(h.fieldPath, h.edge["source"]) for h in past} == {("email", QUERY), ("customer_id", QUERY),
+    assert {(h.field_path, h.edge["source"]) for h in past} == {("email", QUERY), ("customer_id", QUERY),
                                                                 ("status", QUERY)}
 
 
@@ -445,8 +446,8 @@ def test_a_statement_that_arrives_late_replaces_the_lineage_it_precedes(graph) -
                                           "buyers)"), ts=5), upstream_lineage(30))
     ingest(graph, query_event("INSERT INTO shop.totals (total) SELECT order_id FROM shop.orders", ts=20))
     assert set(edges_of(graph, TOTALS)) == {("total", "order_id")}
-    assert graph.upstream(field_urn(TOTALS, "buyers"), as_of=31).hops == []  # no past edge either
-    assert graph.stats()["pastDataDerivedFromEdges"] == 0
+    assert graph.upstream(field_urn(TOTALS, "buyers"), as_of=31).hops == ()  # no past edge either
+    assert graph.stats().past_data_derived_from_edges == 0
 
 
 @WITH_MEMORY
@@ -555,7 +556,7 @@ def test_fieldgraph_sql_from_a_file_and_from_stdin(cli, graph, tmp_path) -> None
     dry = json.loads(cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--dry-run", "--json").stdout)
     assert dry["written"] is False and dry["statements"][0]["target"] == TOTALS
     assert {(e["column"], e["kind"]) for e in dry["statements"][0]["edges"]} >= {("total", "DIRECT")}
-    assert graph.stats()["dataDerivedFromEdges"] == 0
+    assert graph.stats().data_derived_from_edges == 0
     table = cli("sql", str(path), "--dialect", "spark", "--platform", "hive", "--job", "totals").stdout
     assert "wrote 8 edges from 1 statement" in table
     assert edges_of(graph, TOTALS)[("total", "amount")]["program"] == "totals"

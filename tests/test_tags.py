@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli import app
 
@@ -50,29 +51,29 @@ def chain(graph):
 
 @WITH_MEMORY
 def test_schema_tags_and_terms_propagate_and_masking_stops_them(chain) -> None:
-    own = chain.tags(sf(SRC, "email"))
+    own = encode(chain.tags(sf(SRC, "email")))
     assert own["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"] and own["inherited"] == []
-    inh = chain.tags(sf(OUT, "email"))
+    inh = encode(chain.tags(sf(OUT, "email")))
     assert inh["own"] == []
     assert [(i["label"], i["from"], i["distance"]) for i in inh["inherited"]] == [
         ("PII", field_urn(SRC, "email"), 2), ("urn:li:glossaryTerm:Sensitive", field_urn(SRC, "email"), 2)]
     assert inh["inherited"][0]["path"] == [field_urn(OUT, "email"), field_urn(MID, "email"), field_urn(SRC, "email")]
-    assert chain.tags(sf(OUT, "email_hash"))["inherited"] == []  # the hash masks it
-    where = {(r["dataset"], r["fieldPath"]): r for r in chain.tagged("PII")["fields"]}
+    assert encode(chain.tags(sf(OUT, "email_hash")))["inherited"] == []  # the hash masks it
+    where = {(r["dataset"], r["fieldPath"]): r for r in encode(chain.tagged("PII"))["fields"]}
     assert set(where) == {(SRC, "email"), (MID, "email"), (OUT, "email")}
     assert where[(SRC, "email")]["own"] and where[(OUT, "email")]["from"] == [field_urn(SRC, "email")]
-    assert {r["fieldPath"] for r in chain.tagged("urn:li:glossaryTerm:Sensitive")["fields"]} == {"email"}
+    assert {r["fieldPath"] for r in encode(chain.tagged("urn:li:glossaryTerm:Sensitive"))["fields"]} == {"email"}
 
 
 @WITH_MEMORY
 def test_hand_set_tags_propagate_and_follow_edge_changes(chain) -> None:
     assert chain.tag(sf(SRC, "country"), add=["urn:li:tag:Geo"]) == ["Geo"]
-    assert chain.tags(sf(MID, "country"))["inherited"][0]["label"] == "Geo"
+    assert encode(chain.tags(sf(MID, "country")))["inherited"][0]["label"] == "Geo"
     # the lineage of mid changes: country no longer comes from src, and the tag no longer flows
     ingest(chain, lineage_event(MID, [(sf(MID, "email"), [sf(SRC, "email")])], 3))
-    assert chain.tags(sf(MID, "country"))["inherited"] == []
+    assert encode(chain.tags(sf(MID, "country")))["inherited"] == []
     assert chain.tag(sf(SRC, "country"), remove=["Geo"]) == []
-    assert chain.tagged("Geo")["fields"] == []
+    assert encode(chain.tagged("Geo"))["fields"] == []
 
 
 @WITH_MEMORY
@@ -82,9 +83,9 @@ def test_indirect_edges_carry_tags_only_when_asked(graph) -> None:
     gold = "urn:li:dataset:(urn:li:dataPlatform:s3,lake/gold/active_users,PROD)"
     users = "urn:li:dataset:(urn:li:dataPlatform:postgres,shop.public.users,PROD)"
     graph.tag(field_urn(users, "country"), add=["Geo"])
-    assert {r["fieldPath"] for r in graph.tagged("PII")["fields"] if r["dataset"] == gold} == {"email"}  # not email_sha
-    assert [r for r in graph.tagged("Geo")["fields"] if r["dataset"] == gold] == []
-    assert {r["fieldPath"] for r in graph.tagged("Geo", indirect=True)["fields"] if r["dataset"] == gold} == {
+    assert {r["fieldPath"] for r in encode(graph.tagged("PII"))["fields"] if r["dataset"] == gold} == {"email"}  # not email_sha
+    assert [r for r in encode(graph.tagged("Geo"))["fields"] if r["dataset"] == gold] == []
+    assert {r["fieldPath"] for r in encode(graph.tagged("Geo", indirect=True))["fields"] if r["dataset"] == gold} == {
         "user_id", "email", "email_sha", "signup_day"}
 
 
@@ -143,12 +144,12 @@ def long_chain(graph):
 
 @WITH_MEMORY
 def test_tags_and_tagged_walk_as_far_as_lineage_goes(long_chain) -> None:
-    last = long_chain.tags(sf(LINKS[-1], "v"))
+    last = encode(long_chain.tags(sf(LINKS[-1], "v")))
     assert [(i["label"], i["from"], i["distance"]) for i in last["inherited"]] == [
         ("PII", field_urn(LINKS[0], "v"), HOPS)]
     assert last["partial"] is False and last["reason"] is None
     assert last["inherited"][0]["path"] == [field_urn(u, "v") for u in reversed(LINKS)]
-    where = long_chain.tagged("PII")
+    where = encode(long_chain.tagged("PII"))
     assert where["label"] == "PII" and where["partial"] is False and where["reason"] is None
     assert [(r["urn"], r["distance"]) for r in where["fields"]] == [(field_urn(u, "v"), i) for i, u in enumerate(LINKS)]
     assert where["fields"][-1]["from"] == [field_urn(LINKS[0], "v")] and not where["fields"][-1]["own"]
@@ -156,19 +157,19 @@ def test_tags_and_tagged_walk_as_far_as_lineage_goes(long_chain) -> None:
 
 @WITH_MEMORY
 def test_tag_walks_out_of_time_or_at_the_depth_asked_say_they_are_partial(long_chain) -> None:
-    last = long_chain.tags(sf(LINKS[-1], "v"), time_budget_s=1e-9)
+    last = encode(long_chain.tags(sf(LINKS[-1], "v"), time_budget_s=1e-9))
     assert last["partial"] is True and "time budget" in last["reason"] and last["inherited"] == []
-    where = long_chain.tagged("PII", time_budget_s=1e-9)
+    where = encode(long_chain.tagged("PII", time_budget_s=1e-9))
     assert where["partial"] is True and "time budget" in where["reason"]
     assert [r["urn"] for r in where["fields"]] == [field_urn(LINKS[0], "v")]  # the source: found before the walk
     # a depth asked for: partial when more lineage lies beyond it, complete when the walk ends within it
-    short = long_chain.tags(sf(LINKS[-1], "v"), depth=10)
+    short = encode(long_chain.tags(sf(LINKS[-1], "v"), depth=10))
     assert short["partial"] is True and short["reason"] == "depth 10 reached; more lineage lies beyond"
     assert short["inherited"] == []
-    enough = long_chain.tags(sf(LINKS[10], "v"), depth=10)
+    enough = encode(long_chain.tags(sf(LINKS[10], "v"), depth=10))
     assert enough["partial"] is False and [i["distance"] for i in enough["inherited"]] == [10]
-    assert long_chain.tagged("PII", depth=HOPS)["partial"] is False
-    cut = long_chain.tagged("PII", depth=HOPS - 1)
+    assert encode(long_chain.tagged("PII", depth=HOPS))["partial"] is False
+    cut = encode(long_chain.tagged("PII", depth=HOPS - 1))
     assert cut["partial"] is True and cut["reason"] == f"depth {HOPS - 1} reached; more lineage lies beyond"
     assert len(cut["fields"]) == HOPS
 
@@ -179,12 +180,12 @@ def test_a_field_never_inherits_from_itself_through_a_cycle(graph) -> None:
     ingest(graph, tagged_schema(a, {"x": (["PII"], [])}, 1), tagged_schema(b, {"x": ([], [])}, 1),
            lineage_event(b, [(sf(b, "x"), [sf(a, "x")])], 2), lineage_event(a, [(sf(a, "x"), [sf(b, "x")])], 2))
     graph.tag(sf(b, "x"), add=["Geo"])
-    mine = graph.tags(sf(a, "x"))
+    mine = encode(graph.tags(sf(a, "x")))
     assert mine["own"] == ["PII"] and mine["partial"] is False
     assert [(i["label"], i["from"], i["distance"]) for i in mine["inherited"]] == [("Geo", field_urn(b, "x"), 1)]
-    theirs = graph.tags(sf(b, "x"))
+    theirs = encode(graph.tags(sf(b, "x")))
     assert [(i["label"], i["from"], i["distance"]) for i in theirs["inherited"]] == [("PII", field_urn(a, "x"), 1)]
-    where = graph.tagged("PII")
+    where = encode(graph.tagged("PII"))
     assert [(r["urn"], r["own"], r["from"], r["distance"]) for r in where["fields"]] == [
         (field_urn(a, "x"), True, [field_urn(a, "x")], 0), (field_urn(b, "x"), False, [field_urn(a, "x")], 1)]
     assert where["partial"] is False
@@ -199,7 +200,7 @@ def test_tagged_walks_once_from_many_sources(graph) -> None:
            tagged_schema(sink, {"x": ([], [])}, 1),
            lineage_event(s2, [(sf(s2, "x"), [sf(s1, "x")])], 2),
            lineage_event(sink, [(sf(sink, "x"), [sf(s2, "x"), sf(s3, "x")])], 2))
-    rows = {r["urn"]: (r["own"], r["from"], r["distance"]) for r in graph.tagged("PII")["fields"]}
+    rows = {r["urn"]: (r["own"], r["from"], r["distance"]) for r in encode(graph.tagged("PII"))["fields"]}
     f1, f2, f3, fs = (field_urn(u, "x") for u in (s1, s2, s3, sink))
     assert rows == {f1: (True, [f1], 0), f2: (True, [f2, f1], 0), f3: (True, [f3], 0), fs: (False, [f1, f2, f3], 1)}
 
@@ -212,19 +213,19 @@ def test_configured_non_propagating_labels_stay_on_their_fields(chain) -> None:
     from fieldgraph.graph import LineageGraph
 
     g = LineageGraph(chain.store, non_propagating=["urn:li:tag:PII", " "])
-    src = g.tags(sf(SRC, "email"))
+    src = encode(g.tags(sf(SRC, "email")))
     assert src["own"] == ["PII", "urn:li:glossaryTerm:Sensitive"] and src["local"] == ["PII"]
-    assert [i["label"] for i in g.tags(sf(OUT, "email"))["inherited"]] == ["urn:li:glossaryTerm:Sensitive"]
-    assert [r["urn"] for r in g.tagged("PII")["fields"]] == [field_urn(SRC, "email")]
-    assert {r["fieldPath"] for r in g.tagged("urn:li:glossaryTerm:Sensitive")["fields"]} == {"email"}
+    assert [i["label"] for i in encode(g.tags(sf(OUT, "email")))["inherited"]] == ["urn:li:glossaryTerm:Sensitive"]
+    assert [r["urn"] for r in encode(g.tagged("PII"))["fields"]] == [field_urn(SRC, "email")]
+    assert {r["fieldPath"] for r in encode(g.tagged("urn:li:glossaryTerm:Sensitive"))["fields"]} == {"email"}
     terms = LineageGraph(chain.store, non_propagating=["urn:li:glossaryTerm:Sensitive"])
-    assert [r["urn"] for r in terms.tagged("urn:li:glossaryTerm:Sensitive")["fields"]] == [field_urn(SRC, "email")]
-    assert [i["label"] for i in terms.tags(sf(OUT, "email"))["inherited"]] == ["PII"]
-    assert chain.tags(sf(SRC, "email"))["local"] == []  # the graph without the setting: both propagate
+    assert [r["urn"] for r in encode(terms.tagged("urn:li:glossaryTerm:Sensitive"))["fields"]] == [field_urn(SRC, "email")]
+    assert [i["label"] for i in encode(terms.tags(sf(OUT, "email")))["inherited"]] == ["PII"]
+    assert encode(chain.tags(sf(SRC, "email")))["local"] == []  # the graph without the setting: both propagate
     # a hand-set tag named by the setting stays on its field too
     g.tag(sf(SRC, "country"), add=["PII"])
-    assert g.tags(sf(MID, "country"))["inherited"] == []
-    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["PII"]
+    assert encode(g.tags(sf(MID, "country")))["inherited"] == []
+    assert [i["label"] for i in encode(chain.tags(sf(MID, "country")))["inherited"]] == ["PII"]
 
 
 @WITH_MEMORY
@@ -232,21 +233,21 @@ def test_hand_set_tags_that_do_not_propagate(chain) -> None:
     country = sf(SRC, "country")
     now = chain.tag(country, add=["Geo"], propagate=False)
     assert now == ["Geo"] and now.local == ["Geo"]
-    assert chain.tags(country)["own"] == ["Geo"] and chain.tags(country)["local"] == ["Geo"]
-    assert chain.tags(sf(MID, "country"))["inherited"] == []
-    assert chain.tagged("Geo") == {"label": "Geo", "partial": False, "reason": None, "fields": [
+    assert encode(chain.tags(country))["own"] == ["Geo"] and encode(chain.tags(country))["local"] == ["Geo"]
+    assert encode(chain.tags(sf(MID, "country")))["inherited"] == []
+    assert encode(chain.tagged("Geo")) == {"label": "Geo", "partial": False, "reason": None, "fields": [
         {"urn": field_urn(SRC, "country"), "own": True, "from": [field_urn(SRC, "country")], "distance": 0,
          "label": "Geo", "dataset": SRC, "fieldPath": "country"}]}
     # added again without propagate=False: it moves to the labels that propagate
     now = chain.tag(country, add=["Geo", "Region"])
     assert now == ["Geo", "Region"] and now.local == []
-    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["Geo", "Region"]
+    assert [i["label"] for i in encode(chain.tags(sf(MID, "country")))["inherited"]] == ["Geo", "Region"]
     chain.tag(country, add=["Geo"], propagate=False)
-    assert [i["label"] for i in chain.tags(sf(MID, "country"))["inherited"]] == ["Region"]
-    assert chain.tag(country, remove=["Geo", "Region"]) == [] and chain.tags(country)["own"] == []
+    assert [i["label"] for i in encode(chain.tags(sf(MID, "country")))["inherited"]] == ["Region"]
+    assert chain.tag(country, remove=["Geo", "Region"]) == [] and encode(chain.tags(country))["own"] == []
     # a field's own label that does not propagate does not stop the same label flowing through it from upstream
     chain.tag(sf(MID, "email"), add=["PII"], propagate=False)
-    rows = {r["urn"]: (r["own"], r["from"]) for r in chain.tagged("PII")["fields"]}
+    rows = {r["urn"]: (r["own"], r["from"]) for r in encode(chain.tagged("PII"))["fields"]}
     assert rows[field_urn(MID, "email")] == (True, [field_urn(MID, "email"), field_urn(SRC, "email")])
     assert rows[field_urn(OUT, "email")] == (False, [field_urn(SRC, "email")])
 

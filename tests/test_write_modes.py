@@ -8,6 +8,7 @@ import time
 import pytest
 
 from fieldgraph.graph import WriteMode
+from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.sources import decode_event
 
@@ -21,7 +22,7 @@ def changes(*events):
 
 
 def placeholders(graph) -> list[str]:
-    return [r["urn"] for r in graph.unresolved()]
+    return [r["urn"] for r in encode(graph.unresolved())]
 
 
 @WITH_MEMORY
@@ -31,9 +32,9 @@ def test_single_mode_cleans_up_placeholders_a_delete_orphans(graph) -> None:
     assert placeholders(graph) == [field_urn(B, "x")]  # B has no schema: the reference waits as a placeholder
     plan = writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
     assert plan.cleanup_placeholder_fields
-    assert placeholders(graph) == [] and graph.stats()["placeholderDatasets"] == 0
+    assert placeholders(graph) == [] and graph.stats().placeholder_datasets == 0
     # the placeholder only the closed edge refers to stays, for lineage as of the time it held
-    assert graph.stats()["pastDataDerivedFromEdges"] == 1 and graph.stats()["datasets"] == 2
+    assert graph.stats().past_data_derived_from_edges == 1 and graph.stats().datasets == 2
     writer.write(changes(mcp(A, "upstreamLineage", None, 3, change="DELETE")))
 
 
@@ -87,7 +88,7 @@ def test_the_placeholder_cleanup_keeps_a_placeholder_another_writer_is_linking(g
     cleanup.join(30)
     assert not cleanup.is_alive()
     assert placeholders(graph) == [up]  # still there, with its edge
-    assert graph.stats()["dataDerivedFromEdges"] == 1 and graph.stats()["placeholderDatasets"] == 1
+    assert graph.stats().data_derived_from_edges == 1 and graph.stats().placeholder_datasets == 1
 
 
 def test_a_batch_of_several_versions_per_dataset_is_written_as_appends(graph, reference_graph, monkeypatch) -> None:

@@ -34,6 +34,7 @@ from fieldgraph.ingest.times import parse_time
 
 if TYPE_CHECKING:
     from fieldgraph.changes import Change
+    from fieldgraph.graph.answers import LineageResult, Unresolved
 
 FIELD_HELP = "Field URN (datasetField or schemaField; v2, v1 or /slash path)."
 
@@ -105,7 +106,7 @@ def ingest_cmd(
             {"dataset": d, "reference": r, "candidates": list(cs)}
             for d, r, cs in dict.fromkeys((d, r, tuple(cs)) for d, r, cs in report.ambiguous)
         ],
-        "rejectsFile": str(rejects) if rejected else None, "graph": stats,
+        "rejectsFile": str(rejects) if rejected else None, "graph": stats.to_json(),
     }
     if as_json:
         dump(summary)
@@ -113,7 +114,7 @@ def ingest_cmd(
         return
     rows = [(k, v) for k, v in summary.items() if k not in ("ambiguousReferences", "graph", "rejectsFile")]
     out.print(count_table(f"ingested {plural(len(files), 'file')}, {plural(events, 'event')}",
-                          rows + [(f"graph {k}", v) for k, v in stats.items()]))
+                          rows + [(f"graph {k}", v) for k, v in stats.to_json().items()]))
     for a in summary["ambiguousReferences"]:
         out.print(Text(f"ambiguous: {ds(a['dataset'])} {a['reference']!r} matches {', '.join(a['candidates'])}",
                        style="yellow"), soft_wrap=True)
@@ -133,7 +134,7 @@ def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of
     with open_graph(graph, graph_name) as g:
         res = getattr(g, direction)(field, depth, time_budget_s=budget, as_of=when)
     if fmt == "json":
-        dump({**res.to_json(), "asOf": when})
+        dump(res)
     elif fmt == "table":
         out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {plural(len(res.hops), 'edge')}"))
         if res.partial:
@@ -144,7 +145,7 @@ def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of
     finish(partial=res.cut_short)
 
 
-def _export(text: str, res: Any) -> None:
+def _export(text: str, res: LineageResult) -> None:
     """An export (``--format dot|mermaid|csv``) on stdout as it is; a partial result said on stderr."""
     typer.echo(text, nl=False)
     if res.partial:
@@ -194,9 +195,10 @@ def path_cmd(
     """A shortest lineage path between two fields (either direction)."""
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        path, res = g.path(source, target, depth, as_of=when)
+        found = g.path(source, target, depth, as_of=when)
+    path, res = found.path, found.walk
     if as_json:
-        dump({"path": path, "partial": res.partial, "reason": res.reason, "asOf": when})
+        dump(found)
     elif not path:
         out.print("no lineage path" + (f" (partial: {res.reason})" if res.partial else ""))
     else:
@@ -224,8 +226,8 @@ def fields_cmd(
     for col in ("field", "type", "native type", "state"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        state = "placeholder" if r["placeholder"] else "removed" if r["removed"] else ""
-        t.add_row(Name(r["fieldPath"]), Text(r["type"] or ""), Text(r["nativeDataType"] or ""), state)
+        state = "placeholder" if r.placeholder else "removed" if r.removed else ""
+        t.add_row(Name(r.field_path), Text(r.type or ""), Text(r.native_data_type or ""), state)
     out.print(t)
 
 
@@ -246,22 +248,21 @@ def diff_lineage_cmd(
     if as_json:
         dump(res)
         return
-    t = Table(title=f"{ds(res['dataset'])}: from {since} to {until}")
+    t = Table(title=f"{ds(res.dataset)}: from {since} to {until}")
     for col in ("change", "what", "field", "other end", "via"):
         t.add_column(col, overflow="fold")
-    fields = res["fields"]
-    for path in fields["added"]:
+    for path in res.added:
         t.add_row("added", "field", Name(path), "", "")
-    for path in fields["removed"]:
+    for path in res.removed:
         t.add_row("removed", "field", Name(path), "", "")
-    for c in fields["changed"]:
-        t.add_row("changed", "field", Name(c["fieldPath"]), Text(", ".join(f"{k}: {c['from'][k]} -> {c['to'][k]}"
-                                                                      for k in c["from"])), "")
-    for key in ("added", "removed"):
-        for e in res["edges"][key]:
-            mine, other = (e["down"], e["up"]) if e["direction"] == "in" else (e["up"], e["down"])
-            t.add_row(key, f"edge {'from' if e['direction'] == 'in' else 'to'}", Name(short(mine)),
-                      Name(short(other)), Text(f"{e['source']} {e['transformation'] or ''}".strip()))
+    for c in res.changed:
+        t.add_row("changed", "field", Name(c.field_path), Text(", ".join(f"{k}: {c.before[k]} -> {c.after[k]}"
+                                                                     for k in c.before)), "")
+    for key, edges in (("added", res.edges_added), ("removed", res.edges_removed)):
+        for e in edges:
+            mine, other = (e.down, e.up) if e.direction == "in" else (e.up, e.down)
+            t.add_row(key, f"edge {'from' if e.direction == 'in' else 'to'}", Name(short(mine)),
+                      Name(short(other)), Text(f"{e.source} {e.transformation or ''}".strip()))
     out.print(t)
     if not t.row_count:
         out.print("no change")
@@ -290,8 +291,8 @@ def datasets_cmd(
     for col in ("downstream", "upstream", "field edges", "transformations"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Name(ds(r["downstream"])), Name(ds(r["upstream"])), str(r["fieldEdges"]),
-                  Text(", ".join(str(x).rsplit(".", 1)[-1] for x in r["transformations"] if x)))
+        t.add_row(Name(ds(r.downstream)), Name(ds(r.upstream)), str(r.field_edges),
+                  Text(", ".join(str(x).rsplit(".", 1)[-1] for x in r.transformations if x)))
     out.print(t)
 
 
@@ -304,7 +305,7 @@ def unresolved_cmd(
 ) -> None:
     """Field references not resolved to a schema field (placeholders), ambiguous ones with their candidates."""
     with open_graph(graph, graph_name) as g:
-        rows = g.ambiguous() if only_ambiguous else g.unresolved()
+        rows: list[Unresolved] = [*g.ambiguous()] if only_ambiguous else g.unresolved()
     if as_json:
         dump(rows)
         return
@@ -312,8 +313,8 @@ def unresolved_cmd(
     for col in ("dataset", "reference", "edges", "candidates"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Name(ds(r["dataset"])), Name(r["reference"] or ""), str(r["edges"]),
-                  Text("\n".join(r.get("candidates") or []) or ("" if not r.get("ambiguous", True) else "?")))
+        t.add_row(Name(ds(r.dataset)), Name(r.reference or ""), str(r.edges),
+                  Text("\n".join(r.candidates or []) or ("" if not r.ambiguous else "?")))
     out.print(t)
 
 
@@ -334,16 +335,16 @@ def impact_cmd(
     form = output_format(as_json, fmt)
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
-        res, by_ds = g.impact(name, depth, time_budget_s=budget, as_of=when)
+        impact = g.impact(name, depth, time_budget_s=budget, as_of=when)
+    res, by_ds = impact.walk, impact.datasets
     if form == "csv":
         from fieldgraph.ingest.export import impact_csv
 
-        _export(impact_csv(res, by_ds), res)
+        _export(impact_csv(impact), res)
         finish(partial=res.cut_short)
         return
     if form == "json":
-        dump({"start": res.start, "partial": res.partial, "reason": res.reason, "datasets": by_ds,
-              "hops": [h.to_json() for h in res.hops], "asOf": when})
+        dump(impact)
         finish(partial=res.cut_short)
         return
     t = Table(title=f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}")
@@ -393,7 +394,7 @@ def stats_cmd(
     if as_json:
         dump(stats)
         return
-    out.print(count_table(where, stats.items()))
+    out.print(count_table(where, stats.to_json().items()))
 
 
 # ---- the embedded server ----

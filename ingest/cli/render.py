@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
@@ -17,6 +17,9 @@ from rich.text import Text
 
 from fieldgraph.errors import FieldgraphError
 from fieldgraph.ingest.secrets import redact
+
+if TYPE_CHECKING:
+    from fieldgraph.graph.answers import LineageResult
 
 #: results (tables) on stdout; progress, warnings and errors on stderr
 out = Console()
@@ -34,8 +37,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def dump(obj: Any) -> None:
-    """``obj`` as indented JSON on stdout (what ``--json`` prints)."""
-    sys.stdout.write(json.dumps(obj, indent=2, default=str) + "\n")
+    """``obj`` as indented JSON on stdout (what ``--json`` prints): an answer of the graph in its one JSON form
+    (:func:`fieldgraph.graph.answers.encode`, as the HTTP API sends it)."""
+    from fieldgraph.graph.answers import encode
+
+    sys.stdout.write(json.dumps(encode(obj), indent=2, default=str) + "\n")
 
 
 def ds(urn: str | None) -> str:
@@ -107,7 +113,7 @@ class Name:
         yield Text("\n".join(wrap(self.text, max(options.max_width, 1))), style=self.style, no_wrap=True)
 
 
-def via(edge: dict[str, Any]) -> str:
+def via(edge: Mapping[str, Any]) -> str:
     """An edge in a few words: its transformation, ``indirect``, ``masking``, a confidence below 1."""
     words = [str(edge.get("transformation") or "").rsplit(".", 1)[-1]]
     words += [w for w, on in (("indirect", edge.get("kind") == "INDIRECT"), ("masking", edge.get("masking"))) if on]
@@ -117,7 +123,7 @@ def via(edge: dict[str, Any]) -> str:
     return " ".join(w for w in words if w)
 
 
-def hop_table(res: Any, title: str) -> Table:
+def hop_table(res: LineageResult, title: str) -> Table:
     """The hops of a lineage walk (``LineageResult``), one row per edge: the field reached (platform,
     dataset and field path), the field it was reached from, and the edge (transformation, confidence)."""
     t = Table(title=title)
@@ -128,7 +134,7 @@ def hop_table(res: Any, title: str) -> Table:
     for h in res.hops:
         status = [s for s, on in (("placeholder", h.placeholder), ("removed", h.removed),
                                   ("ambiguous", h.ambiguous)) if on]
-        reached = f"{ds(h.datasetUrn or h.urn)}.{simple(h.fieldPath)}" if h.fieldPath else ds(h.datasetUrn or h.urn)
+        reached = f"{ds(h.dataset_urn or h.urn)}.{simple(h.field_path)}" if h.field_path else ds(h.dataset_urn or h.urn)
         t.add_row(str(h.depth), Name(reached), Name(short(h.from_urn)), Text(" ".join([via(h.edge), *status])))
     return t
 

@@ -58,19 +58,19 @@ def tags_cmd(
         res = g.tags(field, indirect=indirect, time_budget_s=budget, as_of=when)
     if as_json:
         dump(res)
-        finish(partial=res["partial"])
+        finish(partial=res.partial)
         return
-    t = Table(title=f"tags of {short(res['field'])}")
+    t = Table(title=f"tags of {short(res.field)}")
     for col in ("tag", "from", "distance"):
         t.add_column(col, overflow="fold")
-    for label in res["own"]:
-        t.add_row(Text(label), "(own, not propagated)" if label in res["local"] else "(own)", "0")
-    for i in res["inherited"]:
-        t.add_row(Text(i["label"]), Name(short(i["from"])), str(i["distance"]))
+    for label in res.own:
+        t.add_row(Text(label), "(own, not propagated)" if label in res.local else "(own)", "0")
+    for i in res.inherited:
+        t.add_row(Text(i.label), Name(short(i.from_urn)), str(i.distance))
     out.print(t)
-    if res["partial"]:
-        out.print(Text(f"partial result: {res['reason']}", style="yellow"))
-    finish(partial=res["partial"])
+    if res.partial:
+        out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    finish(partial=res.partial)
 
 
 def tagged_cmd(
@@ -89,19 +89,19 @@ def tagged_cmd(
         res = g.tagged(tag, indirect=indirect, time_budget_s=budget, as_of=when)
     if as_json:
         dump(res)
-        finish(partial=res["partial"])
+        finish(partial=res.partial)
         return
-    rows = res["fields"]
+    rows = res.fields
     t = Table(title=f"{plural(len(rows), 'field')} {'carries' if len(rows) == 1 else 'carry'} {tag}")
     for col in ("dataset", "field", "from", "distance"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Name(ds(r["dataset"])), Text(r["fieldPath"] or r["urn"]),
-                  Text("(own)" if r["own"] else "\n".join(short(u) for u in r["from"])), str(r["distance"]))
+        t.add_row(Name(ds(r.dataset)), Text(r.field_path or r.urn),
+                  Text("(own)" if r.own else "\n".join(short(u) for u in r.sources)), str(r.distance))
     out.print(t)
-    if res["partial"]:
-        out.print(Text(f"partial result: {res['reason']}", style="yellow"))
-    finish(partial=res["partial"])
+    if res.partial:
+        out.print(Text(f"partial result: {res.reason}", style="yellow"))
+    finish(partial=res.partial)
 
 
 def lineage_summary_cmd(
@@ -123,21 +123,21 @@ def lineage_summary_cmd(
     if as_json:
         dump(res)
         return
-    t = Table(title=f"{direction} lineage of {short(res['field'])}")
+    t = Table(title=f"{direction} lineage of {short(res.field)}")
     t.add_column("dataset", overflow="fold")
     t.add_column("fields", overflow="fold")
-    for row in res["summary"]:
-        t.add_row(Name(ds(row["dataset"])), Text(", ".join(row["fields"])))
+    for row in res.summary:
+        t.add_row(Name(ds(row.dataset)), Text(", ".join(row.fields)))
     out.print(t)
     ops = Table(title="operations")
     for col in ("program or query", "latest run", "operations", "transformation"):
         ops.add_column(col, overflow="fold")
-    for op in res["operations"]:
+    for op in res.operations:
         chain = " > ".join(f"{o['name']} ({o['description']})" if o["description"] else o["name"]
                            for o in op["operations"])
         ops.add_row(Text("\n".join(str(p["program"] or "") for p in op["programs"])),
                     Text("\n".join(str(p["run"] or "") for p in op["programs"])), Text(chain),
                     Text(str(op.get("transformation") or "")))
     out.print(ops)
-    for d in res["dropped"]:
+    for d in res.dropped:
         out.print(Text(f"dropped by {d}", style="yellow"))

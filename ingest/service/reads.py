@@ -10,7 +10,7 @@ from fastapi import Path as PathPart
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from fieldgraph.errors import InputError
-from fieldgraph.graph import LineageResult
+from fieldgraph.graph import LineageResult, encode
 from fieldgraph.graph.lineage import DEFAULT_DEPTH_CAP
 from fieldgraph.ingest import export
 from fieldgraph.ingest.times import parse_time
@@ -34,7 +34,8 @@ router = APIRouter(prefix="/api/v1", dependencies=[Depends(readable)], tags=["re
 
 
 def _json(content: Any) -> Response:
-    return JSONResponse(content)
+    """An answer in its one JSON form (:func:`fieldgraph.graph.encode`, as ``--json`` prints it)."""
+    return JSONResponse(encode(content))
 
 
 def _text(text: str, format: str, *, partial: bool) -> Response:
@@ -59,7 +60,7 @@ def lineage(graph: Graph, direction: Annotated[str, PathPart(pattern="^(upstream
     res: LineageResult = getattr(graph, direction)(field, depth, time_budget_s=budget, as_of=when)
     if format != "json":
         return _text(_LINEAGE_TEXT[format](res), format, partial=res.cut_short)
-    return _json({**res.to_json(), "asOf": when})
+    return _json(res)
 
 
 @router.get("/impact")
@@ -68,11 +69,10 @@ def impact(graph: Graph, name: Annotated[str, Query(description="A field URN or 
            format: Annotated[str, Query(pattern="^(json|csv)$")] = "json") -> Response:
     """The downstream datasets and fields of a field or a dataset."""
     when = parse_time(as_of, "as_of")
-    res, by_ds = graph.impact(name, depth, time_budget_s=budget, as_of=when)
+    found = graph.impact(name, depth, time_budget_s=budget, as_of=when)
     if format == "csv":
-        return _text(export.impact_csv(res, by_ds), "csv", partial=res.cut_short)
-    return _json({"start": res.start, "partial": res.partial, "reason": res.reason, "asOf": when,
-                  "datasets": by_ds, "hops": [h.to_json() for h in res.hops]})
+        return _text(export.impact_csv(found), "csv", partial=found.walk.cut_short)
+    return _json(found)
 
 
 @router.get("/path")
@@ -81,8 +81,7 @@ def path(graph: Graph, source: Annotated[str, Query(alias="from", description="O
          depth: Depth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
     """A shortest lineage path between two fields (either direction); [] if there is none."""
     when = parse_time(as_of, "as_of")
-    found, res = graph.path(source, target, depth, time_budget_s=budget, as_of=when)
-    return _json({"path": found, "partial": res.partial, "reason": res.reason, "asOf": when})
+    return _json(graph.path(source, target, depth, time_budget_s=budget, as_of=when))
 
 
 @router.get("/field")
