@@ -473,7 +473,7 @@ class LineageGraph:
 
     def ping(self) -> None:
         """Nothing, once the graph answers a trivial read (:class:`GraphUnavailable` if it cannot be reached)."""
-        self.store.run("RETURN 1 AS ok", timeout_ms=5000)
+        self.store.run_named("ping", timeout_ms=5000)
 
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:

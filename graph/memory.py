@@ -165,11 +165,13 @@ class MemoryStore(GraphStore):
                     self._handlers[text] = handler
                 else:
                     self._unknown[text] = name
-        self._handlers["RETURN 1 AS ok"] = lambda params: [{"ok": 1}]
         self.clear()
 
     def describe(self) -> str:
         return "the in-memory graph"
+
+    def _ping(self, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [{"ok": 1}]
 
     def run(self, cypher: str, params: Mapping[str, Any] | None = None, *, write: bool = False,
             timeout_ms: int | None = None) -> list[dict[str, Any]]:
