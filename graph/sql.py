@@ -1,6 +1,6 @@
 """SQL statements -> job lineage, against the schemas the graph holds (and those the batch brings).
 
-The write path (:meth:`fieldgraph.graph.write.Writer.plan`) runs :func:`derive_sql` between reading the
+The planning stage (:func:`fieldgraph.graph.batch.plan_batch`) runs :func:`derive_sql` between reading the
 state and planning, so a :class:`~fieldgraph.changes.SqlChange` is planned as the
 :class:`~fieldgraph.changes.JobLineageChange` it amounts to, whichever source sent it. Pure: the state in,
 changes out.
