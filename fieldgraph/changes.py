@@ -367,6 +367,11 @@ def subject(change: Change) -> str:
             assert_never(change)
 
 
+def where(change: Change) -> str:
+    """What a message about a change names: its subject (:func:`subject`) and the place it came from, if known."""
+    return f"{subject(change)}{f' ({change.origin})' if change.origin else ''}"
+
+
 def references(change: Change) -> list[str]:
     """The upstream references of a change (field URNs, dataset URNs of dataset edges)."""
     match change:
@@ -393,5 +398,5 @@ __all__ = [
     "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
     "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations",
     "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata",
-    "operation_subtype", "references", "subject",
+    "operation_subtype", "references", "subject", "where",
 ]

@@ -41,6 +41,7 @@ from fieldgraph.changes import (
     QueryChange,
     SchemaChange,
     SqlChange,
+    where,
 )
 from fieldgraph.errors import EventError
 from fieldgraph.normalizers import v1_path
@@ -95,10 +96,10 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
         except EventError as exc:
             if c.strict:
                 raise
-            log.warning("%s: no lineage derived from %s: %s", _where(c), c.job, exc)
+            log.warning("%s: no lineage derived from %s: %s", where(c), c.job, exc)
             continue
         if d.lineage.unresolved:
-            log.info("%s: %s could not be placed (no schema lists them)", _where(c), ", ".join(d.lineage.unresolved))
+            log.info("%s: %s could not be placed (no schema lists them)", where(c), ", ".join(d.lineage.unresolved))
         if d.lineage.kind.startswith("create") and not columns_of(state.get(c.dataset)) and c.dataset not in batch:
             batch[c.dataset] = Columns(list(d.lineage.columns), ordered=True)
         out.append(d)
@@ -141,10 +142,10 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     try:
         lineage = derive(statement, schemas, target_key, unordered=unordered)
     except EventError as exc:
-        raise EventError(f"{_where(c)}: {exc}") from exc
+        raise EventError(f"{where(c)}: {exc}") from exc
     missing = sorted({e.table for e in lineage.edges} - set(urns) - {target_key})
     if missing:
-        raise EventError(f"{_where(c)}: the statement reads {', '.join(missing)}, which the change maps to no dataset")
+        raise EventError(f"{where(c)}: the statement reads {', '.join(missing)}, which the change maps to no dataset")
     query = c.query if c.query is not None else c.statement
     edges = []
     for e in lineage.edges:
@@ -166,7 +167,7 @@ def _statement(c: SqlChange) -> Statement:
     else:
         statements = [s for s in parse_statements(c.statement, c.dialect) if s.kind != "other"]
     if len(statements) != 1:
-        raise EventError(f"{_where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
+        raise EventError(f"{where(c)}: a SQL change holds one statement that writes a table, got {len(statements)}")
     return statements[0]
 
 
@@ -178,10 +179,6 @@ def columns_of(st: DatasetState | None) -> Columns:
     live.sort(key=lambda f: (f.position is None, f.position or 0, f.fieldPath))
     return Columns(list(dict.fromkeys(v1_path(f.fieldPath) for f in live)),
                    ordered=all(f.position is not None for f in live), stamp=(st.schemaVersion, st.schemaTs))
-
-
-def _where(c: SqlChange) -> str:
-    return f"{c.dataset}{f' ({c.origin})' if c.origin else ''}"
 
 
 def queries_named(changes: Sequence[Change]) -> list[str]:

@@ -23,6 +23,7 @@ from fieldgraph.changes import (
     SqlChange,
     references,
     subject,
+    where,
 )
 
 from .errors import GraphRefused
@@ -47,17 +48,17 @@ def check_values(changes: Sequence[Change]) -> None:
         if bad:
             text = next(t for t in texts if t and _UNSTORABLE_CHARS.search(t))
             what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"
-            raise GraphRefused(f"{_where(c)}: {text.encode('utf-8', 'backslashreplace').decode()[:120]!r} holds "
+            raise GraphRefused(f"{where(c)}: {text.encode('utf-8', 'backslashreplace').decode()[:120]!r} holds "
                                f"{what}")
         if not all(map(math.isfinite, floats)):
-            raise GraphRefused(f"{_where(c)}: a confidence of {next(f for f in floats if not math.isfinite(f))} "
+            raise GraphRefused(f"{where(c)}: a confidence of {next(f for f in floats if not math.isfinite(f))} "
                                "is not a finite number")
         huge = [n for n in ints if n is not None and not _INT64[0] <= n < _INT64[1]]
         if huge:
-            raise GraphRefused(f"{_where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
+            raise GraphRefused(f"{where(c)}: {huge[0]} does not fit in 64 bits (a version or a time)")
         long = next(_long_keys(c), None)
         if long is not None:
-            raise GraphRefused(f"{_clip(_where(c), 200)}: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
+            raise GraphRefused(f"{_clip(where(c), 200)}: a key of {len(long.encode())} bytes ({long[:80]!r}...) is "
                                f"longer than the {MAX_KEY_BYTES} bytes the graph indexes (URNs, field paths "
                                "with their dataset URN, job and run names)")
 
@@ -93,10 +94,6 @@ def _field_key(dataset: str, path: str) -> str | None:
 
 def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[:n] + "..."
-
-
-def _where(c: Change) -> str:
-    return f"{subject(c)}{f' ({c.origin})' if c.origin else ''}"
 
 
 def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]:
