@@ -310,6 +310,29 @@ class DataJobChange:
     aspect: ClassVar[str] = DATA_JOB_INPUT_OUTPUT
 
 
+@pickled_by_fields
+@dataclass(frozen=True, slots=True)
+class RenameChange:
+    """Fields renamed at ``ts``, as a source states it (renames are never guessed): ``renames`` is (old, new) per
+    field, field references (URNs whose path may be v2, v1 dotted or an RFC slash path), ``new`` a field of
+    ``dataset``. A dataset rename sets ``from_dataset``: every field ``from_dataset`` has is renamed to the field of
+    the same path in ``dataset`` (``renames`` empty). The graph keeps both fields and a ``RenamedFrom`` edge from
+    the new to the old, at ``ts``; which fields a dataset lists stays what its schemas say. ``source``: what stated
+    it (``sql``, ``cli``, ``api``); ``by``: who; ``note``: why. Schemas state renames too (Avro aliases, Protobuf
+    field numbers, Parquet field ids: :attr:`SchemaField.aliases`, :attr:`SchemaField.field_id`), which the graph
+    reads from :class:`SchemaChange` itself."""
+
+    dataset: str
+    renames: tuple[tuple[str, str], ...] = ()
+    from_dataset: str | None = None
+    ts: int = 0
+    source: str = "cli"
+    by: str | None = None
+    note: str | None = None
+    origin: str = ""
+    aspect: ClassVar[str] = "rename"
+
+
 #: the stamp of a delete that has none of its own (DataHub's ``MetadataChangeProposalWrapper`` sends DELETEs
 #: without ``systemMetadata``): it is applied in arrival order, as newer than what the store holds when it
 #: arrives and than the changes of its aspect that came before it (the planner gives it that stamp)
@@ -343,7 +366,7 @@ class DatasetDelete:
 
 #: a change of one aspect (every change but a whole-dataset delete)
 AspectChange: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange
-                           | EditableSchemaChange | DataJobChange | AspectDelete)
+                           | EditableSchemaChange | DataJobChange | RenameChange | AspectDelete)
 Change: TypeAlias = AspectChange | DatasetDelete
 
 
@@ -360,7 +383,8 @@ def subject(change: Change) -> str:
         case QueryChange(query=urn) | DataJobChange(job=urn):
             return urn
         case (SchemaChange(dataset=urn) | LineageChange(dataset=urn) | JobLineageChange(dataset=urn)
-              | SqlChange(dataset=urn) | EditableSchemaChange(dataset=urn) | AspectDelete(dataset=urn)
+              | SqlChange(dataset=urn) | EditableSchemaChange(dataset=urn) | RenameChange(dataset=urn)
+              | AspectDelete(dataset=urn)
               | DatasetDelete(dataset=urn)):
             return urn
         case _:
@@ -386,6 +410,9 @@ def references(change: Change) -> list[str]:
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
         case SqlChange(tables=tables):
             return [urn for _, urn in tables]
+        case RenameChange(renames=renames, from_dataset=from_dataset):
+            return [old for old, _ in renames] + [new for _, new in renames] + \
+                ([from_dataset] if from_dataset else [])
         case SchemaChange() | QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             return []
         case _:
@@ -396,7 +423,7 @@ __all__ = [
     "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE",
     "DATA_JOB_INPUT_OUTPUT", "DIRECT", "DataJobChange", "DatasetDelete", "EDITABLE_SCHEMA_METADATA", "EdgeKind",
     "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
-    "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RunOperations",
-    "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE", "carries_metadata",
-    "operation_subtype", "references", "subject", "where",
+    "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RenameChange",
+    "RunOperations", "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
+    "carries_metadata", "operation_subtype", "references", "subject", "where",
 ]

@@ -24,6 +24,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageChange,
     QueryChange,
+    RenameChange,
     SchemaChange,
     SqlChange,
 )
@@ -162,6 +163,8 @@ def _written_keys(c: Change) -> Iterator[str]:
             yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
             if c.operations is not None:
                 yield from (*c.operations.sources, *c.operations.destinations)
+        case RenameChange():
+            yield from (parse_field_ref(new)[0] for _, new in c.renames)
         case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             pass
         case _:

@@ -39,6 +39,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageChange,
     QueryChange,
+    RenameChange,
     SchemaChange,
     SqlChange,
     where,
@@ -191,7 +192,7 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
             case LineageChange():
                 urns.update((q, None) for q, _ in c.queries)
             case (SchemaChange() | JobLineageChange() | SqlChange() | EditableSchemaChange() | DataJobChange()
-                  | AspectDelete() | DatasetDelete()):
+                  | RenameChange() | AspectDelete() | DatasetDelete()):
                 pass
             case _:
                 assert_never(c)

@@ -19,6 +19,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageChange,
     QueryChange,
+    RenameChange,
     SchemaChange,
     SqlChange,
     references,
@@ -78,6 +79,8 @@ def _long_keys(c: Change) -> Iterator[str]:
             keys += (*c.fields, *(e.downstream for e in c.edges), c.job, c.run)
         case SqlChange():
             keys += (c.job, c.run)
+        case RenameChange():
+            keys += (new for _, new in c.renames)
         case QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             pass
         case _:
@@ -122,6 +125,8 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
             texts += (c.statement, c.language)
         case EditableSchemaChange():
             texts += (x for path, labels in c.labels for x in (path, *labels))
+        case RenameChange():
+            texts += (*(x for pair in c.renames for x in pair), c.from_dataset, c.source, c.by, c.note)
         case AspectDelete() | DatasetDelete():
             pass
         case _:

@@ -50,6 +50,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageChange,
     QueryChange,
+    RenameChange,
     SchemaChange,
     SqlChange,
 )
@@ -366,7 +367,7 @@ def _versioned(c: Change) -> Iterator[tuple[str, str]]:
         case DatasetDelete():
             for d in c.aspects():
                 yield from _versioned(d)
-        case JobLineageChange() | SqlChange() | QueryChange() | EditableSchemaChange():
+        case JobLineageChange() | SqlChange() | QueryChange() | EditableSchemaChange() | RenameChange():
             pass
         case _:
             assert_never(c)

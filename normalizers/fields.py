@@ -95,6 +95,12 @@ class SchemaField:
     isPartOfKey: bool = False
     jsonProps: str | None = None
     tags: tuple[str, ...] = field(default=())  # tag names, DataHub's globalTags
+    #: not DataHub's (never in :meth:`to_datahub`): the names this field had before, as its schema states them
+    #: (Avro ``aliases``); a rename is a field whose alias names a field of the previous version
+    aliases: tuple[str, ...] = field(default=())
+    #: not DataHub's: the field's stable identity among its siblings, as its schema states it (a Protobuf field
+    #: number, a Parquet ``field_id``); the same ``fieldId`` under a new name in the next version is a rename
+    fieldId: str | None = None
 
     @property
     def simple_path(self) -> str:

@@ -22,6 +22,7 @@ from fieldgraph.changes import (
     LineageAspect,
     LineageChange,
     QueryChange,
+    RenameChange,
     SchemaChange,
     SqlChange,
     references,
@@ -42,7 +43,7 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
             case DataJobChange():  # a job's URN is not a dataset's: its references are
                 pass
             case (SchemaChange() | LineageChange() | JobLineageChange() | SqlChange() | EditableSchemaChange()
-                  | AspectDelete() | DatasetDelete()):
+                  | RenameChange() | AspectDelete() | DatasetDelete()):
                 urns[c.dataset] = None
             case _:
                 assert_never(c)
@@ -61,6 +62,7 @@ class Groups:
     queries: list[QueryChange] = field(default_factory=list)
     editable: dict[str, list[EditableSchemaChange | AspectDelete]] = field(default_factory=dict)
     data_jobs: list[DataJobChange] = field(default_factory=list)
+    renames: list[RenameChange] = field(default_factory=list)
 
     @classmethod
     def of(cls, changes: Sequence[Change], state: Mapping[str, DatasetState]) -> Groups:
@@ -81,6 +83,8 @@ class Groups:
                     g.editable.setdefault(c.dataset, []).append(c)
                 case DataJobChange():
                     g.data_jobs.append(c)
+                case RenameChange():
+                    g.renames.append(c)
                 case AspectDelete():
                     g.add_delete(c)
                 case DatasetDelete():
