@@ -12,6 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass
 from typing import Any, ClassVar, Protocol, Self
 
+#: the relation of a hop across a rename (the edge ``(new)-[:RenamedFrom]->(old)``)
+RENAMED_FROM = "RenamedFrom"
+#: the ``sourceFormat`` (and ``source``) of an edge drawn by hand
+MANUAL = "manual"
+
 #: a statement's row, as the stores return it
 Row = Mapping[str, Any]
 
@@ -51,6 +56,16 @@ class Hop:
     placeholder: bool = False
     removed: bool = False
     ambiguous: bool = False
+
+    @property
+    def rename(self) -> bool:
+        """A hop across a rename (``RenamedFrom``): the same field under its name before or after."""
+        return self.edge.get("relation") == RENAMED_FROM
+
+    @property
+    def manual(self) -> bool:
+        """A hop along an edge drawn by hand (``fieldgraph edge add``)."""
+        return self.edge.get("sourceFormat") == MANUAL
 
     @classmethod
     def from_row(cls, r: Row, depth: int) -> Hop:
@@ -496,4 +511,4 @@ class FieldLineage:
 __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFields", "DatasetHit", "EdgeRow",
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
-           "SearchResult", "Tagged", "Unresolved", "encode"]
+           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode"]
