@@ -7,12 +7,14 @@ Pure functions over the graph layer's results (:class:`fieldgraph.graph.LineageR
 Graphs (DOT, Mermaid) are drawn in the direction data flows, upstream field -> downstream field, whichever way the
 walk went; one cluster (subgraph) per dataset, one node per field, one edge per hop, labelled with its
 transformation (``SUM (AGGREGATION)``; ``indirect``, ``masked``). Fields that are placeholders (a reference no
-schema listed) or removed (no longer listed) are drawn dashed / greyed and say so.
+schema listed) or removed (no longer listed) are drawn dashed / greyed and say so. A hop across a rename is drawn
+dotted and labelled ``renamed``; an edge drawn by hand, bold and labelled ``manual: <by>`` (:func:`relation`).
 """
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ if TYPE_CHECKING:
 
 #: the columns of :func:`lineage_csv`, in order
 LINEAGE_COLUMNS = ("depth", "from_urn", "urn", "dataset", "fieldPath", "kind", "subtype", "transformation",
-                   "masking", "source", "placeholder", "removed")
+                   "masking", "source", "placeholder", "removed", "relation")
 #: the columns of :func:`impact_csv`, in order
 IMPACT_COLUMNS = ("dataset", "fieldPath", "urn", "depth")
 #: the formats rendered here (the CLI's ``--format``, the service's ``?format=``; besides table and JSON)
@@ -35,6 +37,79 @@ FORMATS = ("dot", "mermaid", "csv")
 #: the media type of each format
 MEDIA_TYPES = {"dot": "text/vnd.graphviz; charset=utf-8", "mermaid": "text/plain; charset=utf-8",
                "csv": "text/csv; charset=utf-8"}
+
+
+# --- what a hop's edge is: derived, renamed, manual -------------------------------------------------------------
+
+#: :func:`relation`'s answers (the ``relation`` column of :func:`lineage_csv`)
+DERIVED, RENAMED, MANUAL = "derived", "renamed", "manual"
+
+
+def relation(hop: Hop) -> str:
+    """What a hop's edge is: ``renamed`` (across a rename: the same field under its name before or after),
+    ``manual`` (an edge drawn by hand) or ``derived`` (any other lineage edge)."""
+    return RENAMED if hop.rename else MANUAL if hop.manual else DERIVED
+
+
+def instant(ms: Any) -> str:
+    """An edge's time (epoch milliseconds) in UTC to the second, ``2025-01-01T00:00:06Z``; not a number: ``""``."""
+    if isinstance(ms, bool) or not isinstance(ms, (int, float)):
+        return ""
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def renamed_ends(hop: Hop, direction: str) -> tuple[str, str]:
+    """The old and the new URN of a hop across a rename: a walk upstream goes from the new name to the old one,
+    downstream from the old to the new."""
+    return (hop.urn, hop.from_urn) if direction == "upstream" else (hop.from_urn, hop.urn)
+
+
+def rename_names(old: str, new: str) -> tuple[str, str]:
+    """Short names for both ends of a rename: the fields' simple paths within one dataset (``amt``, ``amount``),
+    ``dataset.path`` across datasets (a dataset renamed), a dataset's name for a whole dataset."""
+    def name(urn: str, with_dataset: bool) -> str:
+        n = _node_of(urn)
+        if n.dataset is None:
+            return urn
+        dataset = DatasetUrn.parse(n.dataset).name
+        if n.path is None:
+            return dataset
+        return f"{dataset}.{n.label}" if with_dataset else n.label
+
+    across = _node_of(old).dataset != _node_of(new).dataset
+    return name(old, across), name(new, across)
+
+
+def manual_label(edge: Mapping[str, Any]) -> str:
+    """``manual: <by>`` (``manual`` when nobody is named) for an edge drawn by hand."""
+    return f"{MANUAL}: {edge['by']}" if edge.get("by") else MANUAL
+
+
+def hop_label(hop: Hop) -> str:
+    """A graph edge's label for a hop: ``renamed``, ``manual: <by>`` (with its transformation, if it has one, in
+    brackets), else :func:`edge_label`."""
+    if hop.rename:
+        return RENAMED
+    if hop.manual:
+        transformation = str(hop.edge.get("transformation") or "").rsplit(".", 1)[-1]
+        return manual_label(hop.edge) + (f" ({transformation})" if transformation else "")
+    return edge_label(hop.edge)
+
+
+def hop_detail(hop: Hop, direction: str) -> str | None:
+    """A sentence on a rename or manual hop (a graph edge's tooltip): ``renamed from amt to amount at
+    2025-01-01T00:00:06Z (sql) by ann: why``, ``drawn by hand by ann at ...: note``; other hops: None."""
+    e = hop.edge
+    by = f" by {e['by']}" if e.get("by") else ""
+    note = f": {e['note']}" if e.get("note") else ""
+    at = f" at {instant(e.get('validFrom'))}" if instant(e.get("validFrom")) else ""
+    if hop.rename:
+        old, new = rename_names(*renamed_ends(hop, direction))
+        source = f" ({e['source']})" if e.get("source") else ""
+        return f"renamed from {old} to {new}{at}{source}{by}{note}"
+    if hop.manual:
+        return f"drawn by hand{by}{at}{note}"
+    return None
 
 
 # --- the nodes and edges of a result ---------------------------------------------------------------------------
@@ -167,7 +242,9 @@ def lineage_dot(result: LineageResult) -> str:
     Node ids are the field URNs (quoted); labels are the fields' simple paths (``items.price``). One
     ``cluster_<n>`` per dataset. Edges go upstream -> downstream, labelled with :func:`edge_label`; masking
     edges dashed, indirect ones dotted; placeholders dashed and removed fields greyed, each saying so; the start
-    drawn bold."""
+    drawn bold. A hop across a rename: dotted, blue, an open arrowhead, labelled ``renamed``; an edge drawn by
+    hand: bold, green, labelled ``manual: <by>``; both with a tooltip saying when, by whom and why
+    (:func:`hop_detail`)."""
     nodes, edges = _graph(result)
     by_ds, loose = _clusters(nodes.values())
     lines = [
@@ -196,8 +273,15 @@ def lineage_dot(result: LineageResult) -> str:
                   "  }"]
     lines += [node_line(n, "  ") for n in loose]
     for up, down, h in edges:
-        attrs = {"label": edge_label(h.edge)}
-        if h.edge.get("masking"):
+        attrs = {"label": hop_label(h)}
+        detail = hop_detail(h, result.direction)
+        if detail:
+            attrs["tooltip"] = detail
+        if h.rename:
+            attrs.update(style="dotted", color="royalblue", fontcolor="royalblue", arrowhead="empty")
+        elif h.manual:
+            attrs.update(style="bold", color="darkgreen", fontcolor="darkgreen")
+        elif h.edge.get("masking"):
             attrs.update(style="dashed", color="firebrick")
         elif h.edge.get("kind") == "INDIRECT":
             attrs["style"] = "dotted"
@@ -222,7 +306,9 @@ def lineage_mermaid(result: LineageResult) -> str:
     """A lineage walk as a Mermaid flowchart (``flowchart LR``), for Markdown that renders Mermaid.
 
     Fields are ``f0``, ``f1``, ... (the start is ``f0``), datasets ``d0``, ``d1``, ... (subgraphs); labels are
-    quoted and escaped. Edges go upstream -> downstream, ``-->|"label"|``; masking ones drawn dashed."""
+    quoted and escaped. Edges go upstream -> downstream, ``-->|"label"|``; masking ones drawn dashed. A hop
+    across a rename is a dotted link ``-.->|"renamed"|``, an edge drawn by hand a thick one
+    ``==>|"manual: <by>"|``, each coloured too (``linkStyle``)."""
     nodes, edges = _graph(result)
     by_ds, loose = _clusters(nodes.values())
     ids = {urn: f"f{i}" for i, urn in enumerate(nodes)}
@@ -239,11 +325,15 @@ def lineage_mermaid(result: LineageResult) -> str:
                   "  end"]
     lines += [node_line(n, "  ") for n in loose]
     masked: list[int] = []
+    links: dict[str, list[int]] = {RENAMED: [], MANUAL: []}
     for k, (up, down, h) in enumerate(edges):
-        label = edge_label(h.edge)
-        lines.append(f'  {ids[up]} -->|"{mermaid_text(label)}"| {ids[down]}' if label else
-                     f"  {ids[up]} --> {ids[down]}")
-        if h.edge.get("masking"):
+        label = hop_label(h)
+        arrow = "-.->" if h.rename else "==>" if h.manual else "-->"
+        lines.append(f'  {ids[up]} {arrow}|"{mermaid_text(label)}"| {ids[down]}' if label else
+                     f"  {ids[up]} {arrow} {ids[down]}")
+        if h.rename or h.manual:
+            links[relation(h)].append(k)
+        elif h.edge.get("masking"):
             masked.append(k)
     lines += ["  classDef placeholder stroke-dasharray: 5 5,color:#777",
               "  classDef removed fill:#eee,color:#777",
@@ -256,6 +346,10 @@ def lineage_mermaid(result: LineageResult) -> str:
         lines.append(f"  class {ids[result.start]} start")
     if masked:
         lines.append(f"  linkStyle {','.join(map(str, masked))} stroke-dasharray: 5 5,stroke:#b22222")
+    if links[RENAMED]:
+        lines.append(f"  linkStyle {','.join(map(str, links[RENAMED]))} stroke:#4169e1")
+    if links[MANUAL]:
+        lines.append(f"  linkStyle {','.join(map(str, links[MANUAL]))} stroke:#006400,stroke-width:3px")
     return "\n".join(lines) + "\n"
 
 
@@ -281,12 +375,13 @@ def _csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
 
 def lineage_csv(result: LineageResult) -> str:
     """A lineage walk as CSV, one row per hop (header: :data:`LINEAGE_COLUMNS`): ``from_urn`` is where the walk
-    came from, ``urn`` the field it reached; booleans ``true``/``false``, missing values empty."""
+    came from, ``urn`` the field it reached; ``relation`` what the edge is (:func:`relation`: ``derived``,
+    ``renamed``, ``manual``); booleans ``true``/``false``, missing values empty."""
     return _csv(LINEAGE_COLUMNS, ({
         "depth": h.depth, "from_urn": h.from_urn, "urn": h.urn, "dataset": h.dataset_urn, "fieldPath": h.field_path,
         "kind": h.edge.get("kind"), "subtype": h.edge.get("subtype"), "transformation": h.edge.get("transformation"),
         "masking": bool(h.edge.get("masking")), "source": h.edge.get("source"), "placeholder": bool(h.placeholder),
-        "removed": h.removed} for h in result.hops))
+        "removed": h.removed, "relation": relation(h)} for h in result.hops))
 
 
 def impact_csv(impact: Impact) -> str:
@@ -306,5 +401,7 @@ def impact_csv(impact: Impact) -> str:
                                 for h in sorted(first.values(), key=key)))
 
 
-__all__ = ["FORMATS", "IMPACT_COLUMNS", "LINEAGE_COLUMNS", "MEDIA_TYPES", "dataset_label", "dot_quote", "edge_label",
-           "impact_csv", "lineage_csv", "lineage_dot", "lineage_mermaid", "mermaid_text"]
+__all__ = ["DERIVED", "FORMATS", "IMPACT_COLUMNS", "LINEAGE_COLUMNS", "MANUAL", "MEDIA_TYPES", "RENAMED",
+           "dataset_label", "dot_quote", "edge_label", "hop_detail", "hop_label", "impact_csv", "instant",
+           "lineage_csv", "lineage_dot", "lineage_mermaid", "manual_label", "mermaid_text", "relation", "rename_names",
+           "renamed_ends"]

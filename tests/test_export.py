@@ -381,7 +381,8 @@ def test_lineage_csv_is_the_hops_json_gives(cli: Any) -> None:
                  "fieldPath": _cell(h["fieldPath"]), "kind": _cell(h["edge"].get("kind")),
                  "subtype": _cell(h["edge"].get("subtype")), "transformation": _cell(h["edge"].get("transformation")),
                  "masking": _cell(bool(h["edge"].get("masking"))), "source": _cell(h["edge"].get("source")),
-                 "placeholder": _cell(h["placeholder"]), "removed": _cell(h["removed"])} for h in hops]
+                 "placeholder": _cell(h["placeholder"]), "removed": _cell(h["removed"]), "relation": "derived"}
+                for h in hops]
         assert rows == want
     odd = list(csv.DictReader(io.StringIO(cli("lineage", "upstream", sf(DST, "out"), "--format", "csv").stdout)))
     assert [r["fieldPath"] for r in odd] == [ODD]

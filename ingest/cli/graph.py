@@ -29,7 +29,19 @@ from fieldgraph.ingest.cli.options import (
     output_format,
     parse_pairs,
 )
-from fieldgraph.ingest.cli.render import Name, count_table, ds, dump, err, hop_table, out, plural, progress, short
+from fieldgraph.ingest.cli.render import (
+    Name,
+    count_table,
+    ds,
+    dump,
+    err,
+    hop_table,
+    impact_table,
+    out,
+    plural,
+    progress,
+    short,
+)
 from fieldgraph.ingest.times import parse_time
 
 if TYPE_CHECKING:
@@ -347,12 +359,7 @@ def impact_cmd(
         dump(impact)
         finish(partial=res.cut_short)
         return
-    t = Table(title=f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}")
-    t.add_column("dataset", overflow="fold")
-    t.add_column("fields", overflow="fold")
-    for d, fields in by_ds.items():
-        t.add_row(Name(ds(d)), Text("\n".join(fields)))
-    out.print(t)
+    out.print(impact_table(impact, f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}"))
     if res.partial:
         out.print(Text(f"partial result: {res.reason}", style="yellow"))
     finish(partial=res.cut_short)

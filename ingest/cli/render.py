@@ -19,7 +19,7 @@ from fieldgraph.errors import FieldgraphError
 from fieldgraph.ingest.secrets import redact
 
 if TYPE_CHECKING:
-    from fieldgraph.graph.answers import LineageResult
+    from fieldgraph.graph.answers import Hop, Impact, LineageResult
 
 #: results (tables) on stdout; progress, warnings and errors on stderr
 out = Console()
@@ -123,9 +123,25 @@ def via(edge: Mapping[str, Any]) -> str:
     return " ".join(w for w in words if w)
 
 
+def hop_via(h: Hop, direction: str) -> str:
+    """A hop's edge in a few words (:func:`via`); across a rename ``renamed amt -> amount (since
+    2025-01-01T00:00:06Z)`` instead, and an edge drawn by hand marked ``manual (by ann)``."""
+    from fieldgraph.ingest.export import instant, rename_names, renamed_ends
+
+    if h.rename:
+        old, new = rename_names(*renamed_ends(h, direction))
+        since = instant(h.edge.get("validFrom"))
+        return f"renamed {old} -> {new}" + (f" (since {since})" if since else "")
+    words = via(h.edge)
+    if h.manual:
+        words = " ".join(w for w in (words, "manual" + (f" (by {h.edge['by']})" if h.edge.get("by") else "")) if w)
+    return words
+
+
 def hop_table(res: LineageResult, title: str) -> Table:
     """The hops of a lineage walk (``LineageResult``), one row per edge: the field reached (platform,
-    dataset and field path), the field it was reached from, and the edge (transformation, confidence)."""
+    dataset and field path), the field it was reached from, and the edge (transformation, confidence; a rename,
+    an edge drawn by hand: :func:`hop_via`)."""
     t = Table(title=title)
     t.add_column("hop", justify="right")
     t.add_column("field")
@@ -135,7 +151,34 @@ def hop_table(res: LineageResult, title: str) -> Table:
         status = [s for s, on in (("placeholder", h.placeholder), ("removed", h.removed),
                                   ("ambiguous", h.ambiguous)) if on]
         reached = f"{ds(h.dataset_urn or h.urn)}.{simple(h.field_path)}" if h.field_path else ds(h.dataset_urn or h.urn)
-        t.add_row(str(h.depth), Name(reached), Name(short(h.from_urn)), Text(" ".join([via(h.edge), *status])))
+        t.add_row(str(h.depth), Name(reached), Name(short(h.from_urn)),
+                  Text(" ".join([hop_via(h, res.direction), *status])))
+    return t
+
+
+def impact_table(impact: Impact, title: str) -> Table:
+    """An impact analysis, one row per dataset with its fields reached; a field reached across a rename or
+    along an edge drawn by hand says so after its path (``amount (renamed from amt)``, ``total (manual, by
+    ann)``)."""
+    from fieldgraph.ingest.export import rename_names, renamed_ends
+
+    notes: dict[tuple[str | None, str | None], list[str]] = {}
+    for h in impact.walk.hops:
+        if h.rename:
+            note = f"renamed from {rename_names(*renamed_ends(h, impact.walk.direction))[0]}"
+        elif h.manual:
+            note = "manual" + (f", by {h.edge['by']}" if h.edge.get("by") else "")
+        else:
+            continue
+        said = notes.setdefault((h.dataset_urn, h.field_path), [])
+        if note not in said:
+            said.append(note)
+    t = Table(title=title)
+    t.add_column("dataset", overflow="fold")
+    t.add_column("fields", overflow="fold")
+    for d, fields in impact.datasets.items():
+        t.add_row(Name(ds(d)), Text("\n".join(
+            f + (f" ({'; '.join(notes[d, f])})" if (d, f) in notes else "") for f in fields)))
     return t
 
 

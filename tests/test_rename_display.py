@@ -1,0 +1,164 @@
+"""How a hop across a rename and an edge drawn by hand show wherever a user sees lineage: the CLI's tables
+(``lineage upstream|downstream``, ``impact``) and the exports (DOT, Mermaid, CSV), rendered from constructed
+answers (``LineageResult`` of ``Hop``s): a rename reads ``renamed``, a manual edge ``manual``; ordinary hops show
+as they always did."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from fieldgraph.graph import Hop, Impact, LineageResult
+from fieldgraph.ingest.cli.render import hop_table, hop_via, impact_table, via
+from fieldgraph.ingest.export import (
+    LINEAGE_COLUMNS,
+    edge_label,
+    hop_detail,
+    hop_label,
+    instant,
+    lineage_csv,
+    lineage_dot,
+    lineage_mermaid,
+    relation,
+    rename_names,
+)
+
+from .conftest import ds, sf
+from .test_export import parse_dot
+
+RAW, ORDERS, REPORT, SHEET = ds("db.raw"), ds("db.orders"), ds("db.report"), ds("db.sheet")
+RAW_AMT, OLD, NEW = sf(RAW, "amt_raw"), sf(ORDERS, "amt"), sf(ORDERS, "amount")
+TOTAL, SHEET_X = sf(REPORT, "total"), sf(SHEET, "x")
+T_RENAME = 1735689606000  # 2025-01-01T00:00:06Z
+T_MANUAL = 1735776000000  # 2025-01-02T00:00:00Z
+
+SUM = {"transformation": "SUM", "kind": "DIRECT", "subtype": "AGGREGATION", "source": "upstreamLineage"}
+COPY = {"transformation": "IDENTITY", "kind": "DIRECT", "subtype": "IDENTITY", "source": "upstreamLineage"}
+RENAME = {"relation": "RenamedFrom", "transformation": "Rename", "validFrom": T_RENAME, "source": "sql",
+          "by": "ann", "note": "clearer name"}
+MANUAL = {"source": "manual", "sourceFormat": "manual", "by": "bob", "note": "from the spreadsheet",
+          "validFrom": T_MANUAL}
+
+
+def upstream() -> LineageResult:
+    """Upstream of the report's total: from the new name, across the rename, to what fed the old name; and a
+    manual edge from a spreadsheet."""
+    return LineageResult(TOTAL, "upstream", [
+        Hop(TOTAL, NEW, 1, ORDERS, "amount", SUM),
+        Hop(TOTAL, SHEET_X, 1, SHEET, "x", MANUAL),
+        Hop(NEW, OLD, 2, ORDERS, "amt", RENAME),
+        Hop(OLD, RAW_AMT, 3, RAW, "amt_raw", COPY),
+    ])
+
+
+def downstream() -> LineageResult:
+    """Downstream of the raw column: into the old name, across the rename, to the report (the same edges)."""
+    return LineageResult(RAW_AMT, "downstream", [
+        Hop(RAW_AMT, OLD, 1, ORDERS, "amt", COPY),
+        Hop(OLD, NEW, 2, ORDERS, "amount", RENAME),
+        Hop(NEW, TOTAL, 3, REPORT, "total", SUM),
+        Hop(SHEET_X, TOTAL, 1, REPORT, "total", {**MANUAL, "transformation": "BLACKBOX"}),
+    ])
+
+
+def text(table: Any) -> str:
+    console = Console(file=io.StringIO(), width=250, color_system=None)
+    console.print(table)
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    return re.sub(r" +", " ", out)
+
+
+def test_hops_say_what_their_edge_is() -> None:
+    res = upstream()
+    assert [relation(h) for h in res.hops] == ["derived", "manual", "renamed", "derived"]
+    assert instant(T_RENAME) == "2025-01-01T00:00:06Z" and instant(None) == instant("x") == ""
+    assert rename_names(OLD, NEW) == ("amt", "amount")
+    assert rename_names(OLD, sf(ds("db.orders_v2"), "amt")) == ("db.orders.amt", "db.orders_v2.amt")  # a dataset renamed
+    assert rename_names(ORDERS, ds("db.orders_v2")) == ("db.orders", "db.orders_v2")
+    assert hop_label(res.hops[2]) == "renamed" and hop_label(res.hops[1]) == "manual: bob"
+    assert hop_label(Hop(TOTAL, SHEET_X, 1, SHEET, "x", {**MANUAL, "transformation": "x.y.SUM", "by": None})) == \
+        "manual (SUM)"
+    assert hop_label(res.hops[0]) == edge_label(SUM) == "SUM (AGGREGATION)"
+    for r in (res, downstream()):  # the rename reads old -> new whichever way the walk went
+        (renamed,) = [h for h in r.hops if h.rename]
+        assert hop_detail(renamed, r.direction) == \
+            "renamed from amt to amount at 2025-01-01T00:00:06Z (sql) by ann: clearer name"
+    assert hop_detail(res.hops[1], "upstream") == "drawn by hand by bob at 2025-01-02T00:00:00Z: from the spreadsheet"
+    assert hop_detail(res.hops[0], "upstream") is None
+
+
+@pytest.mark.parametrize("walk", [upstream, downstream])
+def test_the_lineage_table_marks_renames_and_manual_edges(walk: Any) -> None:
+    res = walk()
+    vias = {(h.from_urn, h.urn): hop_via(h, res.direction) for h in res.hops}
+    renamed = next(k for k, h in zip(vias, res.hops, strict=True) if h.rename)
+    assert vias[renamed] == "renamed amt -> amount (since 2025-01-01T00:00:06Z)"
+    (manual,) = [v for v, h in zip(vias.values(), res.hops, strict=True) if h.manual]
+    assert manual in ("manual (by bob)", "BLACKBOX manual (by bob)")
+    for h in res.hops:  # ordinary hops: the words they always had
+        if not (h.rename or h.manual):
+            assert hop_via(h, res.direction) == via(h.edge)
+    shown = text(hop_table(res, "t"))
+    assert "renamed amt -> amount (since 2025-01-01T00:00:06Z)" in shown and "manual (by bob)" in shown
+    assert "Rename" not in shown  # a rename reads as one, not as a transformation
+
+
+def test_a_manual_edge_without_by_and_a_rename_without_time() -> None:
+    h = Hop(TOTAL, SHEET_X, 1, SHEET, "x", {"sourceFormat": "manual", "transformation": "COPY"})
+    assert hop_via(h, "upstream") == "COPY manual"
+    r = Hop(NEW, OLD, 1, ORDERS, "amt", {"relation": "RenamedFrom", "transformation": "Rename"})
+    assert hop_via(r, "upstream") == "renamed amt -> amount"
+    assert hop_detail(r, "upstream") == "renamed from amt to amount"
+
+
+def test_the_impact_table_marks_fields_reached_across_a_rename_or_by_hand() -> None:
+    res = downstream()
+    impact = Impact(res, {ORDERS: ["amt", "amount"], REPORT: ["total"]})
+    shown = text(impact_table(impact, "impact"))
+    assert "amount (renamed from amt)" in shown and "total (manual, by bob)" in shown
+    assert re.search(r"│ amt │", shown)  # reached along an ordinary edge: as it was
+    plain = Impact(LineageResult(RAW_AMT, "downstream", [Hop(RAW_AMT, OLD, 1, ORDERS, "amt", COPY)]),
+                   {ORDERS: ["amt"]})
+    assert "(" not in text(impact_table(plain, "impact")).split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("walk", [upstream, downstream])
+def test_dot_draws_renames_dotted_and_manual_edges_bold(walk: Any) -> None:
+    res = walk()
+    dot = parse_dot(lineage_dot(res))
+    by_pair = {(a, b): attrs for a, b, attrs in dot.edges}
+    rename, manual = by_pair[OLD, NEW], by_pair[SHEET_X, TOTAL]  # drawn as data flows: old -> new
+    assert rename["label"] == "renamed" and rename["style"] == "dotted" and rename["arrowhead"] == "empty"
+    assert rename["tooltip"] == "renamed from amt to amount at 2025-01-01T00:00:06Z (sql) by ann: clearer name"
+    assert manual["label"].startswith("manual: bob") and manual["style"] == "bold"
+    assert manual["tooltip"].startswith("drawn by hand by bob")
+    assert by_pair[NEW, TOTAL] == {"label": "SUM (AGGREGATION)"}  # ordinary edges: as they were
+    assert by_pair[RAW_AMT, OLD] == {"label": "IDENTITY"}
+
+
+@pytest.mark.parametrize("walk", [upstream, downstream])
+def test_mermaid_draws_renames_dotted_and_manual_edges_thick(walk: Any) -> None:
+    res = walk()
+    lines = lineage_mermaid(res).splitlines()
+    ids = {urn: f"f{i}" for i, urn in enumerate(dict.fromkeys([res.start, *(u for h in res.hops
+                                                                          for u in (h.from_urn, h.urn))]))}
+    links = [line.strip() for line in lines if re.match(r"^  f\d+ ", line)]
+    assert f'{ids[OLD]} -.->|"renamed"| {ids[NEW]}' in links
+    manual = next(i for i, line in enumerate(links) if line.startswith(f"{ids[SHEET_X]} ==>"))
+    assert '|"manual: bob' in links[manual]
+    assert f'{ids[NEW]} -->|"SUM (AGGREGATION)"| {ids[TOTAL]}' in links
+    rename = links.index(f'{ids[OLD]} -.->|"renamed"| {ids[NEW]}')
+    assert f"  linkStyle {rename} stroke:#4169e1" in lines
+    assert f"  linkStyle {manual} stroke:#006400,stroke-width:3px" in lines
+
+
+def test_csv_has_a_relation_column_at_the_end() -> None:
+    rows = list(csv.DictReader(io.StringIO(lineage_csv(upstream()))))
+    assert LINEAGE_COLUMNS[-1] == "relation" and list(rows[0]) == list(LINEAGE_COLUMNS)
+    assert [(r["fieldPath"], r["relation"], r["transformation"]) for r in rows] == [
+        ("amount", "derived", "SUM"), ("x", "manual", ""), ("amt", "renamed", "Rename"), ("amt_raw", "derived", "IDENTITY")]
