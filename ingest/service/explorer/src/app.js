@@ -152,6 +152,12 @@ const STYLE = [
   { selector: 'edge.masked', style: {
     'line-color': '#9c36b5', 'target-arrow-color': '#9c36b5', 'line-style': 'dashed', 'line-dash-pattern': [2, 3],
     color: '#9c36b5' } },
+  // a hop across a rename: dotted, an open arrowhead, "renamed"; an edge drawn by hand: thick, "manual: <by>"
+  { selector: 'edge.renamed', style: {
+    'line-style': 'dotted', 'line-color': '#1c7ed6', 'target-arrow-color': '#1c7ed6', 'target-arrow-fill': 'hollow',
+    width: 2, color: '#1864ab' } },
+  { selector: 'edge.manual', style: {
+    width: 3.5, 'line-color': '#2b8a3e', 'target-arrow-color': '#2b8a3e', color: '#2b8a3e', 'font-weight': 'bold' } },
   { selector: 'edge.impact', style: { 'line-color': '#e8590c', 'target-arrow-color': '#e8590c', width: 2.5 } },
   { selector: 'edge[kind="more"]', style: { 'line-style': 'dotted', label: '' } },
 ];
@@ -186,7 +192,17 @@ function addField({ urn, dataset, fieldPath, placeholder, removed }) {
     data: { id: urn, kind: 'field', parent: dataset, dataset, fieldPath, label, w: Math.max(70, label.length * 7 + 20) } });
 }
 
+// what an edge is (as the exports' relation column says): a hop across a rename, one drawn by hand, or derived
+const isRename = (e) => e.relation === 'RenamedFrom';
+const isManual = (e) => e.sourceFormat === 'manual';
+const relationOf = (e) => (isRename(e) ? 'renamed' : isManual(e) ? 'manual' : 'derived');
+
 function edgeLabel(e) {
+  if (isRename(e)) return ['renamed', e.validFrom != null && `since ${when(e.validFrom)}`].filter(Boolean).join('\n');
+  if (isManual(e)) {
+    const name = /^[\w.$]+$/.test(e.transformation ?? '') ? e.transformation.split('.').pop() : e.transformation;
+    return [e.by ? `manual: ${e.by}` : 'manual', name].filter(Boolean).join('\n');
+  }
   const lines = [[e.kind, e.subtype].filter(Boolean).join(' ')];
   // the transformation's text (OpenLineage's description: sha2(email, 256)), else its name, a class name
   // (com.linkedin...transformation.Identity) by its last part; the side panel has both whole
@@ -209,8 +225,10 @@ function addHop(hop, direction) {
     if (!same) drawn.data('edges', [...drawn.data('edges'), edge]);
     return;
   }
-  const classes = [edge.kind === 'INDIRECT' && 'indirect', edge.masking && 'masked'].filter(Boolean);
-  cy.add({ group: 'edges', classes, data: { id, source: up, target: down, kind: 'lineage', edges: [edge],
+  const relation = relationOf(edge);
+  const classes = [edge.kind === 'INDIRECT' && 'indirect', edge.masking && 'masked',
+    relation !== 'derived' && relation].filter(Boolean);
+  cy.add({ group: 'edges', classes, data: { id, source: up, target: down, kind: 'lineage', relation, edges: [edge],
     label: edgeLabel(edge) } });
 }
 
@@ -265,8 +283,9 @@ function runLayout() {
       'elk.spacing.componentComponent': 40,
       'elk.layered.considerModelOrder.strategy': 'NODES_AND_EDGES',
     },
-    // room above each dataset box for its two-line label
-    nodeLayoutOptions: (n) => (n.isParent() ? { 'elk.padding': '[top=50,left=14,bottom=14,right=14]' } : {}),
+    // room above each dataset box for its two-line label; an edge inside one (a rename) gets room for its label
+    nodeLayoutOptions: (n) => (n.isParent() ? { 'elk.padding': '[top=50,left=14,bottom=14,right=14]',
+      'elk.layered.spacing.nodeNodeBetweenLayers': 150 } : {}),
   });
   const done = layout.promiseOn('layoutstop');
   const stuck = new Promise((_, reject) => {
@@ -493,13 +512,22 @@ function renderEdges() {
   const cards = node.connectedEdges('[kind="lineage"]').flatMap((edge) => edge.data('edges').map((e) => {
     const upstream = edge.target().id() === state.selected;
     const other = upstream ? edge.source().id() : edge.target().id();
+    const relation = relationOf(e);
     const facts = [['source', e.source], ['format', e.sourceFormat], ['kind', e.kind], ['subtype', e.subtype],
       ['transformation', e.transformation], ['description', e.description], ['masking', e.masking && 'masked'],
       ['confidence', e.confidenceScore], ['job', e.job],
-      ['program', e.program], ['run', e.run], ['first seen', when(e.firstSeen)], ['last seen', when(e.lastSeen)]]
+      ['program', e.program], ['run', e.run], ['first seen', when(e.firstSeen)], ['last seen', when(e.lastSeen)],
+      ...(relation === 'derived' ? [] : [['by', e.by], ['note', e.note], ['since', when(e.validFrom)]])]
       .filter(([, v]) => v != null && v !== '' && v !== false);
-    return h('div', { class: `edge-card${e.masking ? ' masked' : ''}`, 'data-testid': 'edge-card' },
+    // a rename is drawn old -> new: "renamed from <old> at <time>"; a manual edge: "drawn by hand by <who>: <note>"
+    const says = relation === 'renamed'
+      ? `renamed from ${shortName(edge.source().id())}${e.validFrom != null ? ` at ${when(e.validFrom)}` : ''}` +
+        `${e.by ? ` by ${e.by}` : ''}${e.note ? `: ${e.note}` : ''}`
+      : relation === 'manual' ? `drawn by hand${e.by ? ` by ${e.by}` : ''}${e.note ? `: ${e.note}` : ''}` : null;
+    return h('div', { class: `edge-card${e.masking ? ' masked' : ''}${says ? ` ${relation}` : ''}`,
+      'data-testid': 'edge-card', dataset: { relation } },
       h('div', { class: 'title' }, `${upstream ? 'from' : 'to'} ${shortName(other)}${e.masking ? ' · masked' : ''}`),
+      says && h('p', { class: 'relation', 'data-testid': 'edge-relation' }, says),
       h('dl', { class: 'props' }, facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))])),
       e.query && h('pre', { title: 'query' }, e.query));
   }));
