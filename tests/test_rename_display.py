@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from fieldgraph.graph import Hop, Impact, LineageResult
-from fieldgraph.ingest.cli.render import hop_table, hop_via, impact_table, via
+from fieldgraph.ingest.cli.render import hop_table, hop_via, impact_table, path_mark, via
 from fieldgraph.ingest.export import (
     LINEAGE_COLUMNS,
     edge_label,
@@ -114,6 +114,13 @@ def test_a_manual_edge_without_by_and_a_rename_without_time() -> None:
     r = Hop(NEW, OLD, 1, ORDERS, "amt", {"relation": "RenamedFrom", "transformation": "Rename"})
     assert hop_via(r, "upstream") == "renamed amt -> amount"
     assert hop_detail(r, "upstream") == "renamed from amt to amount"
+
+
+def test_a_path_marks_its_steps_across_a_rename_or_by_hand() -> None:
+    res = upstream()
+    assert res.path_to(RAW_AMT) == [TOTAL, NEW, OLD, RAW_AMT]
+    assert [path_mark(res, a, b) for a, b in ((TOTAL, NEW), (NEW, OLD), (OLD, RAW_AMT), (TOTAL, SHEET_X))] == \
+        ["", "  (renamed)", "", "  (manual, by bob)"]
 
 
 def test_the_impact_table_marks_fields_reached_across_a_rename_or_by_hand() -> None:

@@ -38,6 +38,7 @@ from fieldgraph.ingest.cli.render import (
     hop_table,
     impact_table,
     out,
+    path_mark,
     plural,
     progress,
     short,
@@ -215,7 +216,8 @@ def path_cmd(
         out.print("no lineage path" + (f" (partial: {res.reason})" if res.partial else ""))
     else:
         for i, urn in enumerate(path):
-            out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn)))
+            mark = path_mark(res, path[i - 1], urn) if i else ""
+            out.print(Text(("  " * i) + ("└─ " if i else "") + short(urn) + mark))
     finish(not_found=not path and not res.cut_short, partial=res.cut_short)
 
 

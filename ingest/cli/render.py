@@ -156,6 +156,15 @@ def hop_table(res: LineageResult, title: str) -> Table:
     return t
 
 
+def path_mark(res: LineageResult, frm: str, to: str) -> str:
+    """What the hop from ``frm`` to ``to`` along a found path is, when it is a rename or drawn by hand:
+    ``  (renamed)``, ``  (manual, by ann)``; any other hop: ``""``."""
+    for h in res.hops:
+        if h.from_urn == frm and h.urn == to and (h.rename or h.manual):
+            return "  (renamed)" if h.rename else "  (manual" + (f", by {h.edge['by']})" if h.edge.get("by") else ")")
+    return ""
+
+
 def impact_table(impact: Impact, title: str) -> Table:
     """An impact analysis, one row per dataset with its fields reached; a field reached across a rename or
     along an edge drawn by hand says so after its path (``amount (renamed from amt)``, ``total (manual, by
