@@ -65,7 +65,10 @@ def check(diff: SchemaDiff, rules: str = "datamine") -> list[Violation]:
     """Every change of ``diff`` that the rule set ``rules`` ("datamine" or "odf") forbids.
 
     Only the outermost field of an added or removed subtree is judged (a required member
-    of a new optional struct is not a new required field). Reordering is always allowed.
+    of a new optional struct is not a new required field). Reordering is always allowed. A rename is
+    one a schema states (``renamed``: ODF forbids it, DataMine sees its old name removed); a
+    ``likely_renamed`` suggestion breaks no rule itself: its fields are judged as the removal and
+    the addition the diff lists them as.
     DataMine's own types and the sort-key rules need a diff of DataMine tables made with
     ``diff_fields(..., format="datamine")`` (it alone tells ``BYTE`` from ``INT32``).
     """
