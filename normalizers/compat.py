@@ -94,9 +94,10 @@ def _broken_rule(c: FieldChange, rules: str) -> tuple[str, str] | None:
             return f"{rules}.no-removal", f"field {name!r} removed"
         case "renamed":
             old = field_name(c.old_path or "")
+            said = f" ({c.reason})" if c.reason else ""
             if datamine:
-                return "datamine.no-removal", f"field {old!r} renamed to {name!r}, which removes {old!r}"
-            return "odf.no-rename", f"field {old!r} renamed to {name!r}"
+                return "datamine.no-removal", f"field {old!r} renamed to {name!r}{said}, which removes {old!r}"
+            return "odf.no-rename", f"field {old!r} renamed to {name!r}{said}"
         case "added" if not c.nested and c.new is not None and not c.new.nullable:
             rule = "datamine.no-new-required" if datamine else "odf.added-must-be-optional"
             return rule, f"required field {name!r} added"
