@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
+from fieldgraph.changes import RenameChange
 from fieldgraph.graph import Hop, Impact, LineageResult
+from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli.render import hop_table, hop_via, impact_table, path_mark, via
 from fieldgraph.ingest.export import (
     LINEAGE_COLUMNS,
@@ -28,7 +30,7 @@ from fieldgraph.ingest.export import (
     rename_names,
 )
 
-from .conftest import ds, sf
+from .conftest import WITH_MEMORY, ds, ingest, lineage_event, schema_event, sf
 from .test_export import parse_dot
 
 RAW, ORDERS, REPORT, SHEET = ds("db.raw"), ds("db.orders"), ds("db.report"), ds("db.sheet")
@@ -169,3 +171,33 @@ def test_csv_has_a_relation_column_at_the_end() -> None:
     assert LINEAGE_COLUMNS[-1] == "relation" and list(rows[0]) == list(LINEAGE_COLUMNS)
     assert [(r["fieldPath"], r["relation"], r["transformation"]) for r in rows] == [
         ("amount", "derived", "SUM"), ("x", "manual", ""), ("amt", "renamed", "Rename"), ("amt_raw", "derived", "IDENTITY")]
+
+
+@WITH_MEMORY
+def test_a_real_rename_and_dataset_rename_show_as_such(graph: Any) -> None:
+    """The walks' own rename hops (not constructed ones): a field renamed, then its dataset renamed."""
+    raw, orders, v2 = ds("db.raw"), ds("db.orders"), ds("db.orders_v2")
+    raw_amt, old, new = field_urn(raw, "amt_raw"), field_urn(orders, "amt"), field_urn(orders, "amount")
+    ingest(graph, schema_event(raw, ["amt_raw"], 1000), schema_event(orders, ["amt"], 1000),
+           lineage_event(orders, [(old, [raw_amt])], 1000))
+    graph.ingest([RenameChange(orders, ((old, new),), ts=T_RENAME, source="sql", by="ann", note="clearer name")])
+    up = graph.upstream(new)
+    assert [relation(h) for h in up.hops] == ["renamed", "derived"]
+    assert "renamed amt -> amount (since 2025-01-01T00:00:06Z)" in text(hop_table(up, "t"))
+    assert hop_detail(up.hops[0], "upstream") == \
+        "renamed from amt to amount at 2025-01-01T00:00:06Z (sql) by ann: clearer name"
+    down = graph.downstream(raw_amt)
+    assert "renamed amt -> amount" in text(hop_table(down, "t"))
+    assert any(h.rename and (h.from_urn, h.urn) == (old, new) for h in down.hops)
+    dot = parse_dot(lineage_dot(down))
+    assert {(a, b): attrs["label"] for a, b, attrs in dot.edges}[old, new] == "renamed"
+    rows = list(csv.DictReader(io.StringIO(lineage_csv(down))))
+    assert [(r["fieldPath"], r["relation"]) for r in rows] == [("amt", "derived"), ("amount", "renamed")]
+    impact = graph.impact(raw_amt)
+    assert "amount (renamed from amt)" in text(impact_table(impact, "impact"))
+
+    ingest(graph, schema_event(orders, ["amount"], T_RENAME), schema_event(v2, ["amount"], T_RENAME + 1000))
+    graph.ingest([RenameChange(v2, from_dataset=orders, ts=T_RENAME + 1000, source="sql")])
+    moved = field_urn(v2, "amount")
+    shown = text(hop_table(graph.upstream(moved), "t"))
+    assert "renamed db.orders.amount -> db.orders_v2.amount (since 2025-01-01T00:00:07Z)" in shown
