@@ -244,6 +244,14 @@ class LineageGraph:
                 return LineagePath(tuple(res.path_to(b)), res)
         return LineagePath((), res)
 
+    def drawn_edge(self, downstream: str, upstream: str) -> Hop | None:
+        """The edge drawn by hand (:class:`~fieldgraph.changes.ManualEdgeChange`) from ``upstream`` into
+        ``downstream`` that holds now (its properties: ``edge``), or None. :class:`NotFoundError` if either field
+        is not in the graph."""
+        up = self.resolve_field(upstream)
+        res = self.upstream(downstream, 1)
+        return next((h for h in res.hops if h.manual and h.urn == up), None)
+
     # ---- time-ranged lineage (CDAP's field lineage API) ----
 
     def field_lineage(self, field: str, direction: str = "incoming", start: int | None = None,

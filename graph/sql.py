@@ -38,6 +38,7 @@ from fieldgraph.changes import (
     FieldEdge,
     JobLineageChange,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -191,6 +192,8 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
                 urns[c.query] = None
             case LineageChange():
                 urns.update((q, None) for q, _ in c.queries)
+            case ManualEdgeChange():
+                pass
             case (SchemaChange() | JobLineageChange() | SqlChange() | EditableSchemaChange() | DataJobChange()
                   | RenameChange() | AspectDelete() | DatasetDelete()):
                 pass
