@@ -166,7 +166,7 @@ async def remove_edge(request: Request, svc: ServiceDep) -> Response:
     return await _write_edge(request, svc, body, remove=True)
 
 
-async def _write_edge(request: Request, svc: ServiceDep, body: Any, *, remove: bool) -> Response:
+async def _write_edge(request: Request, svc: Service, body: Any, *, remove: bool) -> Response:
     """The edge drawn or removed by the one write path (a bad one: 422, as any event), answered with what holds
     after it between the two fields."""
     status = 200 if remove else 201
