@@ -232,6 +232,8 @@ def test_the_edge_command_draws_and_removes(cli: Any, graph: Any) -> None:
                                                             "edge": None}
     past = manual_hops(graph, BZ, as_of=1735689600000 + 1)[AX]
     assert past["removedBy"] == "bob" and past["validTo"] == 1738368000000
+    res = cli("edge", "add", BZ, AX, "--at", "2025-01-15")  # older than the removal: not drawn again
+    assert res.exit_code == 0 and "not drawn: db.b.z <- db.a.x was removed after" in " ".join(res.stdout.split())
     res = cli("edge", "remove", BZ, AX)
     assert res.exit_code == EXIT_NOT_FOUND and "no edge drawn by hand holds" in res.stderr
     res = cli("edge", "add", "db.b.z", AX)

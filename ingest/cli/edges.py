@@ -111,7 +111,8 @@ def _show(change: ManualEdgeChange, held: DrawnEdge, *, as_json: bool = False) -
         return
     pair = f"{short(held.downstream)} <- {short(held.upstream)}"
     if held.hop is None:
-        out.print(Text(f"removed {pair} at {_iso(change.ts)}"))
+        out.print(Text(f"removed {pair} at {_iso(change.ts)}" if change.remove else
+                       f"not drawn: {pair} was removed after {_iso(change.ts)}"))
         return
     edge = held.hop.edge
     since = edge.get("validFrom")
