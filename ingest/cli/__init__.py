@@ -69,6 +69,7 @@ for _name, _command in (
     ("worker", kafka.worker_cmd),
     ("emit", kafka.emit_cmd),
     ("diff", schema.diff_cmd),
+    ("set-schema", schema.set_schema_cmd),
     ("tag", sources.tag_cmd),
     ("tags", sources.tags_cmd),
     ("tagged", sources.tagged_cmd),
