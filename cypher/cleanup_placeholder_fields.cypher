@@ -3,8 +3,8 @@
 // and the second WHERE looks again: without it, a placeholder another writer linked meanwhile (read committed)
 // would be deleted with its new edge.
 MATCH (f:DatasetField {placeholder: true})
-WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-() AND coalesce(f.declared, false) = false
+WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom|RenamedFrom]-() AND coalesce(f.declared, false) = false
 SET f.placeholder = true
 WITH f
-WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-()
+WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom|RenamedFrom]-()
 DETACH DELETE f

@@ -7,9 +7,9 @@
 UNWIND $datasets AS urn
 MATCH (:Dataset {urn: urn})-[:HasField]->(f:DatasetField)
 WITH f
-WHERE f.placeholder = true AND NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-()
+WHERE f.placeholder = true AND NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom|RenamedFrom]-()
   AND coalesce(f.declared, false) = false
 SET f.placeholder = true
 WITH f
-WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom]-()
+WHERE NOT (f)-[:DataDerivedFrom|PreviouslyDerivedFrom|RenamedFrom]-()
 DETACH DELETE f

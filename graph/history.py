@@ -105,7 +105,7 @@ def replay_schema(versions: Iterable[SchemaVersion]) -> dict[str, list[Held]]:
     known before and not listed are removed (with their last state), until the next version."""
     timelines: dict[str, list[Held]] = {}
     known: dict[str, Mapping[str, Any]] = {}
-    for v in _by_time(versions):
+    for v in by_time(versions):
         if v.adds_only:
             for urn, props in v.listed.items():
                 if urn not in known:
@@ -121,7 +121,7 @@ def replay_schema(versions: Iterable[SchemaVersion]) -> dict[str, list[Held]]:
     return timelines
 
 
-def _by_time(versions: Iterable[SchemaVersion]) -> list[SchemaVersion]:
+def by_time(versions: Iterable[SchemaVersion]) -> list[SchemaVersion]:
     """Versions in time order; of several at one time, the last (by ``order``) wins."""
     at: dict[int, SchemaVersion] = {}
     adds: list[SchemaVersion] = []

@@ -24,11 +24,14 @@ Row = dict[str, Any]
 #: the key property of each keyed label (a job run's key is ``(job, run)``)
 _KEYED = {"Dataset": "urn", "DatasetField": "urn", "Query": "urn", "DataJob": "urn", "FieldOperations": "checksum"}
 _LINEAGE = ("DataDerivedFrom", "PreviouslyDerivedFrom")
+#: what keeps a placeholder field: lineage, present or past, and renames
+_FIELD_LINKS = (*_LINEAGE, "RenamedFrom")
 _JOB_FORMATS = ("cdap", "openlineage", "sql")
 _QUERY = "urn:li:query:"
 #: the columns of read_state.cypher's compact rows
 _STATE_OF_DATASET = ("urn", "placeholder", "schemaVersion", "schemaTs", "upstreamLineageTs", "datasetUpstreamLineageTs")
-_STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position")
+_STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position",
+                   "fieldId", "aliases")
 _TIMES_OF_DATASET = ("schemaTimes", "upstreamLineageTimes", "datasetUpstreamLineageTimes", "jobLineageDeletes")
 
 
@@ -412,8 +415,10 @@ class MemoryStore(GraphStore):
             edges = src.outs(type) if outgoing else [e for e in src.ins(type) if e.start.label == "DatasetField"]
             for e in edges:
                 a, b = (to, e.end) if outgoing else (e.start, to)
-                if type == "DataDerivedFrom":
-                    for n in self._merge_edge(a, type, b, source=e.props.get("source"))[0]:
+                if type in ("DataDerivedFrom", "RenamedFrom"):
+                    key = {"source": e.props.get("source")} if type == "DataDerivedFrom" else \
+                        {"validFrom": e.props.get("validFrom")}
+                    for n in self._merge_edge(a, type, b, **key)[0]:
                         _update(n.props, _props(e.props))
                 else:
                     self._link(a, type, b, _props(e.props))
@@ -431,6 +436,12 @@ class MemoryStore(GraphStore):
 
     def _move_past_in_edges(self, p: Mapping[str, Any]) -> list[Row]:
         return self._move_edges(p, "PreviouslyDerivedFrom", False)
+
+    def _move_out_renames(self, p: Mapping[str, Any]) -> list[Row]:
+        return self._move_edges(p, "RenamedFrom", True)
+
+    def _move_in_renames(self, p: Mapping[str, Any]) -> list[Row]:
+        return self._move_edges(p, "RenamedFrom", False)
 
     def _delete_fields(self, p: Mapping[str, Any]) -> list[Row]:
         for row in p["rows"]:
@@ -529,6 +540,22 @@ class MemoryStore(GraphStore):
                     _put(e.props, "validFrom", row.get("validFrom"))
                     _put(e.props, "firstSeen", row.get("validFrom"))
                 _update(e.props, row.get("props"))
+        return []
+
+    def _clear_schema_renames(self, p: Mapping[str, Any]) -> list[Row]:
+        for row in p["rows"]:
+            for f in self._fields_of(row["datasetUrn"]):
+                for e in f.outs("RenamedFrom"):
+                    if e.props.get("source") == "schema":
+                        self._unlink(e)
+        return []
+
+    def _merge_renames(self, p: Mapping[str, Any]) -> list[Row]:
+        for row in p["rows"]:
+            n, o = self._field(row["new"]), self._field(row["old"])
+            if n is not None and o is not None:
+                for e in self._merge_edge(n, "RenamedFrom", o, validFrom=row["validFrom"])[0]:
+                    _update(e.props, row.get("props"))
         return []
 
     def _merge_field_edges(self, p: Mapping[str, Any]) -> list[Row]:
@@ -648,7 +675,7 @@ class MemoryStore(GraphStore):
     def _cleanup_placeholder_fields(self, p: Mapping[str, Any]) -> list[Row]:
         for f in self._placeholders_of("DatasetField"):
             if f.get("declared", False) is False and \
-                    not f.outs(*_LINEAGE) and not f.ins(*_LINEAGE):
+                    not f.outs(*_FIELD_LINKS) and not f.ins(*_FIELD_LINKS):
                 self._delete(f)
         return []
 
@@ -664,7 +691,7 @@ class MemoryStore(GraphStore):
         for urn in p["datasets"]:
             for f in self._fields_of(urn):
                 if f.get("placeholder") is True and f.get("declared", False) is False \
-                        and not f.outs(*_LINEAGE) and not f.ins(*_LINEAGE):
+                        and not f.outs(*_FIELD_LINKS) and not f.ins(*_FIELD_LINKS):
                     self._delete(f)
         return []
 
@@ -794,6 +821,29 @@ class MemoryStore(GraphStore):
                 out.extend(self._hop(urn, e.start, e) for e in n.ins(*types)
                            if e.start.label == "DatasetField" and (not as_of or _held(e, p["asOf"])))
         return out
+
+    def _rename_step(self, p: Mapping[str, Any]) -> list[Row]:
+        out: list[Row] = []
+        for into in (True, False):
+            for urn in p["frontier"]:
+                f = self._field(urn)
+                if f is not None:
+                    out.extend({**self._hop(urn, e.end if into else e.start, e), "into": into}
+                               for e in (f.outs if into else f.ins)("RenamedFrom"))
+        return out
+
+    def _field_listings(self, p: Mapping[str, Any]) -> list[Row]:
+        out: list[Row] = []
+        for urn in p["urns"]:
+            f = self._field(urn)
+            if f is not None:
+                past = [[e.end.get(k) for k in ("validFrom", "validTo", "removed")] for e in f.outs("HadState")]
+                out.append({"urn": urn, "since": f.get("since"), "removed": f.get("removed"),
+                            "past": past or [[None, None, None]]})
+        return out
+
+    def _any_rename(self, p: Mapping[str, Any]) -> list[Row]:
+        return [{"found": 1}] if any(e.type == "RenamedFrom" for e in self._edges()) else []
 
     def _upstream_step(self, p: Mapping[str, Any]) -> list[Row]:
         return self._step(p, "DatasetField", True, False)

@@ -34,6 +34,8 @@ class Step(StrEnum):
     MOVE_IN_EDGES = "move_in_edges"
     MOVE_PAST_OUT_EDGES = "move_past_out_edges"
     MOVE_PAST_IN_EDGES = "move_past_in_edges"
+    MOVE_OUT_RENAMES = "move_out_renames"
+    MOVE_IN_RENAMES = "move_in_renames"
     DELETE_FIELDS = "delete_fields"
     # lineage: close what a new version drops (appending), or clear the aspect's edges to rewrite them (replaying)
     CLOSE_LINEAGE = "close_lineage"
@@ -46,6 +48,9 @@ class Step(StrEnum):
     MERGE_FIELD_EDGES = "merge_field_edges"
     MERGE_DATASET_EDGES = "merge_dataset_edges"
     MERGE_JOB_EDGES = "merge_job_edges"
+    # renames: a schema's are rewritten with its timeline (replaying); each is a RenamedFrom edge
+    CLEAR_SCHEMA_RENAMES = "clear_schema_renames"
+    MERGE_RENAMES = "merge_renames"
     # DataHub queries: their statements, and the queries a dataset's upstreamLineage names (graph/sql.py)
     UPSERT_QUERIES = "upsert_queries"
     UNLINK_LINEAGE_QUERIES = "unlink_lineage_queries"
@@ -171,6 +176,15 @@ class EdgeRow(TypedDict):
     props: dict[str, Any]
 
 
+class RenameRow(TypedDict):
+    """A rename (``merge_renames``): the field ``old`` is called ``new`` from ``validFrom``."""
+
+    new: str
+    old: str
+    validFrom: int
+    props: dict[str, Any]
+
+
 class JobEdgeRow(TypedDict):
     down: str
     up: str
@@ -249,6 +263,8 @@ class Plan:
     move_in_edges: list[MoveRow] = field(default_factory=list)
     move_past_out_edges: list[MoveRow] = field(default_factory=list)
     move_past_in_edges: list[MoveRow] = field(default_factory=list)
+    move_out_renames: list[MoveRow] = field(default_factory=list)
+    move_in_renames: list[MoveRow] = field(default_factory=list)
     delete_fields: list[UrnRow] = field(default_factory=list)
     close_lineage: list[CloseLineageRow] = field(default_factory=list)
     clear_lineage: list[SourceRow] = field(default_factory=list)
@@ -260,6 +276,8 @@ class Plan:
     merge_field_edges: list[EdgeRow] = field(default_factory=list)
     merge_dataset_edges: list[EdgeRow] = field(default_factory=list)
     merge_job_edges: list[JobEdgeRow] = field(default_factory=list)
+    clear_schema_renames: list[DatasetRow] = field(default_factory=list)
+    merge_renames: list[RenameRow] = field(default_factory=list)
     upsert_queries: list[QueryRow] = field(default_factory=list)
     unlink_lineage_queries: list[DatasetRow] = field(default_factory=list)
     link_lineage_queries: list[LinkQueryRow] = field(default_factory=list)
@@ -306,7 +324,8 @@ class Plan:
         counts.update(fields=len(self.upsert_fields),
                       edges=len(self.merge_field_edges) + len(self.merge_dataset_edges) + len(self.merge_job_edges),
                       past_edges=len(self.create_past_field_edges) + len(self.create_past_dataset_edges),
-                      placeholders_resolved=len(self.delete_fields), ambiguous=len(self.ambiguous))
+                      placeholders_resolved=len(self.delete_fields), ambiguous=len(self.ambiguous),
+                      renames=len(self.merge_renames))
         return +counts
 
     def without_cleanup(self) -> Plan:

@@ -139,7 +139,7 @@ def _schema_texts(c: SchemaChange) -> Iterator[str | None]:
     for f in c.fields:
         t = f.type
         yield from (f.fieldPath, f.nativeDataType, f.description, f.jsonProps, t.key_type, t.value_type, *f.tags,
-                    *(t.nested_type or ()))
+                    *(t.nested_type or ()), f.fieldId, *f.aliases)
     for path, terms in c.glossary_terms.items():
         yield from (path, *terms)
 

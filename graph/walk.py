@@ -1,8 +1,9 @@
 """The lineage walk: level by level over a store's one-hop statements, within a depth cap and a time budget.
 
 Now or as of an instant: the one-hop statements (``*_step.cypher``, ``*_step_as_of.cypher``) follow the edges
-that hold (held) then. One read transaction for the whole walk where the store has them (Neo4j), timed out with
-the budget.
+that hold (held) then. Renames are crossed by the identity rules of :mod:`fieldgraph.graph.renames` (upstream, a
+walk goes on from the old name as of just before the rename: each field of a frontier carries the instant it is
+walked at). One read transaction for the whole walk where the store has them (Neo4j), timed out with the budget.
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ from typing import Any
 from . import cypher as cy
 from .answers import Hop, LineageResult
 from .errors import QueryTimeout
+from .renames import RenameReader
 from .store import GraphStore
 from .write import chunks
 
 DEFAULT_DEPTH_CAP = 50
 DEFAULT_TIME_BUDGET_S = 10.0
+#: what tells two edges between the same two fields apart
+_EDGE_KEY = ("relation", "source", "fact", "validFrom", "validTo")
+#: a field a walk reaches and the instant it walks on from it (None: now)
+Reached = tuple[str, int | None]
 #: a walk's one-hop statements: (direction, as of an instant) -> statement
 _STEPS = {("upstream", False): "upstream_step", ("upstream", True): "upstream_step_as_of",
           ("downstream", False): "downstream_step", ("downstream", True): "downstream_step_as_of",
@@ -36,10 +42,11 @@ class Walk:
         self.store, self.direction, self.as_of, self.keep = store, direction, as_of, keep
         self.time_budget_s = time_budget_s
         self.deadline = time.monotonic() + time_budget_s if deadline is None else deadline
-        then = as_of is not None
-        self.step = cy.statement(_STEPS[direction, then])
-        self.dataset_step = cy.statement(_STEPS["dataset", then])
-        self.at: dict[str, Any] = {"asOf": as_of} if then else {}
+        self.steps = {then: cy.statement(_STEPS[direction, then]) for then in (False, True)}
+        self.dataset_step = cy.statement(_STEPS["dataset", as_of is not None])
+        self.at: dict[str, Any] = {"asOf": as_of} if as_of is not None else {}
+        self.renames: RenameReader | None = None
+        self.shown: set[tuple[Any, ...]] = set()
 
     def run(self, starts: Sequence[str], depth: int | None, *, dataset_starts: Sequence[str] = (),
             capped: bool = True) -> LineageResult:
@@ -50,14 +57,17 @@ class Walk:
         cap = depth or (DEFAULT_DEPTH_CAP if capped else None)
         start = starts[0] if starts else (dataset_starts[0] if dataset_starts else "")
         hops: list[Hop] = []
-        seen = {*starts, *dataset_starts}
+        seen: set[Reached] = {(u, self.as_of) for u in (*starts, *dataset_starts)}
 
         def result(reason: str | None = None, *, at_requested_depth: bool = False) -> LineageResult:
             return LineageResult(start, self.direction, tuple(hops), reason is not None, reason, depth,
                                  at_requested_depth, self.as_of)
 
         with self.store.reading(timeout_ms=max(1, self._remaining_ms())):
-            frontier, stopped = self._levels(list(starts), list(dataset_starts), cap, hops, seen)
+            reader = RenameReader(self.store)
+            if self.direction in ("upstream", "downstream") and reader.any():
+                self.renames = reader
+            frontier, stopped = self._levels([(u, self.as_of) for u in starts], list(dataset_starts), cap, hops, seen)
             if stopped:
                 return result(stopped)
             if frontier and cap is not None and (self.keep is None or not capped):
@@ -65,7 +75,7 @@ class Walk:
                 # too; one at the depth asked for checks that the edges it would follow lead to fields not reached)
                 try:
                     more = self._leads_on(frontier, seen) if not capped else \
-                        bool(self.store.run(self.step, {"frontier": frontier[:1000], **self.at}))
+                        bool(self._one_hop(frontier[:1000], [], self._remaining_ms()))
                 except QueryTimeout:
                     return result(self._out_of_time(cap))
                 if more:
@@ -73,8 +83,8 @@ class Walk:
                                   at_requested_depth=bool(depth))
             return result()
 
-    def _levels(self, frontier: list[str], datasets: list[str], cap: int | None, hops: list[Hop],
-                seen: set[str]) -> tuple[list[str], str | None]:
+    def _levels(self, frontier: list[Reached], datasets: list[str], cap: int | None, hops: list[Hop],
+                seen: set[Reached]) -> tuple[list[Reached], str | None]:
         """Walks level by level from ``frontier`` (and ``datasets``, one level) to ``cap`` levels (None: as far as
         lineage goes), adding to ``hops`` and ``seen``; returns the last frontier and, when out of time, why the
         walk stopped there."""
@@ -98,36 +108,51 @@ class Walk:
     def _out_of_time(self, level: int) -> str:
         return f"time budget of {self.time_budget_s:g}s reached at depth {level}"
 
-    def _one_hop(self, frontier: list[str], datasets: list[str], timeout_ms: int) -> list[dict[str, Any]]:
-        """The rows of one step from the fields ``frontier`` and the datasets ``datasets``."""
-        rows = self.store.run(self.step, {"frontier": frontier, **self.at}, timeout_ms=timeout_ms) if frontier else []
+    def _one_hop(self, frontier: list[Reached], datasets: list[str],
+                 timeout_ms: int) -> list[tuple[dict[str, Any], int | None]]:
+        """The rows of one step from the fields ``frontier`` and the datasets ``datasets``, each with the instant
+        the walk goes on at from the field it reaches."""
+        at: dict[int | None, list[str]] = {}
+        for urn, then in frontier:
+            at.setdefault(then, []).append(urn)
+        rows: list[tuple[dict[str, Any], int | None]] = []
+        for then, urns in at.items():
+            params = {"frontier": urns} if then is None else {"frontier": urns, "asOf": then}
+            rows += ((r, then) for r in self.store.run(self.steps[then is not None], params, timeout_ms=timeout_ms))
+        if self.renames is not None and frontier:
+            rows += self.renames.cross(self.direction, frontier, timeout_ms)
         if datasets:
-            rows += self.store.run(self.dataset_step, {"frontier": datasets, **self.at}, timeout_ms=timeout_ms)
+            rows += ((r, self.as_of) for r in self.store.run(self.dataset_step, {"frontier": datasets, **self.at},
+                                                             timeout_ms=timeout_ms))
         return rows
 
-    def _take(self, rows: list[dict[str, Any]], level: int, hops: list[Hop], seen: set[str]) -> list[str]:
+    def _take(self, rows: list[tuple[dict[str, Any], int | None]], level: int, hops: list[Hop],
+              seen: set[Reached]) -> list[Reached]:
         """Adds the hops of one level's ``rows`` that ``keep`` accepts to ``hops`` (in a stable order); returns the
-        next frontier: the fields they reach first."""
-        nxt: list[str] = []
-        for r in sorted(rows, key=lambda r: (r["from"], r["urn"])):
+        next frontier: the fields they reach first (at the instant the walk goes on from them)."""
+        nxt: list[Reached] = []
+        for r, then in sorted(rows, key=lambda rt: (rt[0]["from"], rt[0]["urn"])):
             h = Hop.from_row(r, level)
             if self.keep is not None and not self.keep(h):
                 continue
-            hops.append(h)
-            if h.urn not in seen:
-                seen.add(h.urn)
-                nxt.append(h.urn)
+            key = (h.from_urn, h.urn, *(h.edge.get(k) for k in _EDGE_KEY))
+            if key not in self.shown:  # the same edge, reached again at another instant, is shown once
+                self.shown.add(key)
+                hops.append(h)
+            if (h.urn, then) not in seen:
+                seen.add((h.urn, then))
+                nxt.append((h.urn, then))
         return nxt
 
-    def _leads_on(self, frontier: list[str], seen: set[str]) -> bool:
+    def _leads_on(self, frontier: list[Reached], seen: set[Reached]) -> bool:
         """Whether one more step from ``frontier`` reaches a field not ``seen`` along an edge ``keep`` accepts
         (a dataset, reached by a dataset-level edge, leads no further); :class:`QueryTimeout` past the deadline."""
         for batch in chunks(frontier, 1000):
             remaining_ms = self._remaining_ms()
             if remaining_ms <= 0:
                 raise QueryTimeout("out of time")
-            for r in self.store.run(self.step, {"frontier": batch, **self.at}, timeout_ms=remaining_ms):
-                if r["urn"] not in seen and r.get("datasetUrn") is not None and \
+            for r, then in self._one_hop(batch, [], remaining_ms):
+                if (r["urn"], then) not in seen and r.get("datasetUrn") is not None and \
                         (self.keep is None or self.keep(Hop.from_row(r, 0))):
                     return True
         return False

@@ -33,8 +33,9 @@ Rules (see the graph model in ``cypher/``):
 The package, by concern: :mod:`.state` (what is read before planning), :mod:`.resolve` (field references ->
 fields), :mod:`.groups` (a batch per dataset and aspect; what it needs read), :mod:`.planner` (one batch's plan under
 construction: fields, placeholders, edges), and one planner per aspect: :mod:`.schemas`, :mod:`.lineage`,
-:mod:`.job_lineage`, :mod:`.queries`, :mod:`.editable`, :mod:`.data_jobs`. A new change kind gets its group in
-:class:`.groups.Groups` (mypy names the match that must take it) and its planner here.
+:mod:`.job_lineage`, :mod:`.queries`, :mod:`.editable`, :mod:`.data_jobs`, :mod:`.renames` (renames stated by schemas
+and by :class:`~fieldgraph.changes.RenameChange`). A new change kind gets its group in :class:`.groups.Groups` (mypy
+names the match that must take it) and its planner here.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from .job_lineage import plan_job_lineage
 from .lineage import plan_lineage
 from .planner import Planner, field_props
 from .queries import newest_queries, plan_queries
+from .renames import plan_renames
 from .resolve import Resolver, field_urn, parse_field_ref, resolve_reference, simple_ref
 from .schemas import plan_schema
 from .state import (
@@ -93,6 +95,7 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
     for urn, edits in groups.editable.items():
         plan_editable(planner, urn, edits)
     plan_data_jobs(planner, groups.data_jobs, data_jobs or {})
+    plan_renames(planner, groups.renames)
     return planner.finish()
 
 

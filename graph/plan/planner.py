@@ -32,7 +32,7 @@ def field_props(dataset_urn: str, f: SchemaField) -> dict[str, Any]:
         "nativeDataType": f.nativeDataType, "nullable": f.nullable, "description": f.description,
         "isPartOfKey": f.isPartOfKey, "recursive": f.recursive, "jsonProps": f.jsonProps,
         "tags": list(f.tags) or None, "nestedType": list(t.nested_type) if t.nested_type else None,
-        "keyType": t.key_type, "valueType": t.value_type,
+        "keyType": t.key_type, "valueType": t.value_type, "fieldId": f.fieldId, "aliases": list(f.aliases) or None,
     }
 
 
@@ -165,7 +165,7 @@ class Planner:
         """Move a placeholder's edges, present and past, to the field it resolved to, and delete it."""
         move: MoveRow = {"from": placeholder, "to": target}
         for rows in (self.plan.move_out_edges, self.plan.move_in_edges, self.plan.move_past_out_edges,
-                     self.plan.move_past_in_edges):
+                     self.plan.move_past_in_edges, self.plan.move_out_renames, self.plan.move_in_renames):
             rows.append(move)
         self.plan.delete_fields.append({"urn": placeholder})
 

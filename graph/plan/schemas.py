@@ -11,11 +11,21 @@ from typing import Any
 from fieldgraph.changes import SCHEMA_METADATA, AspectDelete, SchemaChange
 from fieldgraph.normalizers import SchemaField
 
-from ..history import STATE_PROPS, Held, SchemaVersion, replay_schema, state_key, state_props, stored_schema_versions
+from ..history import (
+    STATE_PROPS,
+    Held,
+    SchemaVersion,
+    by_time,
+    replay_schema,
+    state_key,
+    state_props,
+    stored_schema_versions,
+)
 from ..steps import UpsertFieldRow
 from .groups import schema_appends, schema_key
 from .planner import Planner, field_props
-from .resolve import field_urn
+from .renames import Listed, schema_rename_rows
+from .resolve import field_urn, parse_field_ref
 from .state import DatasetState, FieldState
 
 
@@ -33,6 +43,9 @@ def _appended(p: Planner, urn: str, c: SchemaChange | AspectDelete) -> None:
     fields_now = p.known.setdefault(urn, {})
     current = _wins(p, urn, c, key)
     if isinstance(c, SchemaChange):
+        if any(f.aliases or f.fieldId for f in c.fields):
+            before = [_listed(fs) for fs in fields_now.values() if not fs.placeholder and not fs.removed]
+            schema_rename_rows(p, urn, [(-1, before), (c.ts, [_listed(f) for f in c.fields])])
         _write_fields(p, urn, [c], lambda _: key, current, archive=True)
     _mark_removed(p, urn, fields_now, current, c.ts)
     p.add_times(urn, SCHEMA_METADATA, [c.ts])
@@ -50,6 +63,7 @@ def _replayed(p: Planner, urn: str, group: list[SchemaChange | AspectDelete]) ->
         adds_only = isinstance(c, SchemaChange) and _outranked(c, st, schemas)
         versions.append(SchemaVersion(c.ts, listed, order=i, adds_only=adds_only))
     timelines = replay_schema(versions)
+    _replayed_renames(p, urn, versions, group)
     newest = max((v for v in versions if not v.adds_only), key=lambda v: (v.ts, v.order), default=None)
     fields_now = p.known.setdefault(urn, {})
     current = {u for u, tl in timelines.items() if not tl[-1].removed}
@@ -72,6 +86,31 @@ def _replayed(p: Planner, urn: str, group: list[SchemaChange | AspectDelete]) ->
         if fs is not None and fs.removed != now.removed:
             fields_now[furn] = replace(fs, removed=now.removed)
     p.add_times(urn, SCHEMA_METADATA, [v.ts for v in versions if not v.adds_only])
+
+
+def _listed(f: SchemaField | FieldState) -> Listed:
+    return Listed(f.fieldPath, tuple(f.aliases), f.fieldId)
+
+
+def _replayed_renames(p: Planner, urn: str, versions: list[SchemaVersion],
+                      group: list[SchemaChange | AspectDelete]) -> None:
+    """The renames of a replayed timeline, each version against the one before it in time (rewritten whole)."""
+    stored = {furn: _listed(fs) for furn, fs in p.stored(urn).fields.items() if not fs.placeholder}
+    batch = [{field_urn(urn, f.fieldPath): _listed(f) for f in c.fields} if isinstance(c, SchemaChange) else {}
+             for c in group]
+    if not any(f.aliases or f.field_id for listed in (stored, *batch) for f in listed.values()):
+        return
+    p.plan.clear_schema_renames.append({"datasetUrn": urn})
+    timeline = []
+    for v in by_time(versions):
+        if not v.adds_only:
+            own = batch[v.order] if v.order >= 0 else stored
+            timeline.append((v.ts, [own.get(furn) or stored.get(furn) or Listed(_path(furn)) for furn in v.listed]))
+    schema_rename_rows(p, urn, timeline)
+
+
+def _path(furn: str) -> str:
+    return parse_field_ref(furn)[1]
 
 
 def _wins(p: Planner, urn: str, win: SchemaChange | AspectDelete, win_key: tuple[int, int]) -> set[str]:
@@ -116,7 +155,7 @@ def _write_fields(p: Planner, urn: str, schemas: list[SchemaChange], key: Any, c
                          stateKey=state_key(props), position=position)
             written[furn] = {"datasetUrn": urn, "urn": furn, "at": c.ts, "props": props}
             fields_now[furn] = FieldState(furn, f.fieldPath, False, furn not in current, version, ts,
-                                          position=position)
+                                          position=position, fieldId=f.fieldId, aliases=f.aliases)
     p.plan.upsert_fields.extend(written.values())
     if archive:
         p.plan.archive_field_states.extend(

@@ -38,6 +38,9 @@ class FieldState:
     refPath: str | None = None
     #: the field's place in its schema (None: written before positions were kept)
     position: int | None = None
+    #: what its newest schema states of its identity (:attr:`SchemaField.fieldId`, :attr:`SchemaField.aliases`)
+    fieldId: str | None = None
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -54,16 +57,18 @@ class DatasetState:
     @classmethod
     def from_compact(cls, row: Sequence[Any]) -> DatasetState:
         """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
-        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath, position], ...], schemaTimes,
+        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath, position, fieldId, aliases], ...],
+        schemaTimes,
         upstreamLineageTimes, datasetUpstreamLineageTimes, jobLineageDeletes]`` (``read_state.cypher``)."""
         urn, placeholder, version, ts, ul, dul, fields, *times = row
         out = cls(urn, bool(placeholder), _int(version), _int(ts),
                   {a: _int(v) for a, v in ((UPSTREAM_LINEAGE, ul), (DATASET_UPSTREAM_LINEAGE, dul)) if v is not None})
         into = out.fields
-        for furn, path, ph, removed, fversion, fts, ref, *position in fields:
+        for furn, path, ph, removed, fversion, fts, ref, *rest in fields:
             if furn is not None:
+                position, field_id, aliases = (*rest, None, None, None)[:3]
                 into[furn] = FieldState(furn, path, ph is True, removed is True, -1 if fversion is None else fversion,
-                                        -1 if fts is None else fts, ref, position[0] if position else None)
+                                        -1 if fts is None else fts, ref, position, field_id, tuple(aliases or ()))
         for aspect, ts_list in zip(TIMES_PROP, times, strict=False):
             if ts_list:
                 out.times[aspect] = sorted(int(t) for t in ts_list)
