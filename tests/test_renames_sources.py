@@ -113,6 +113,8 @@ def test_sql_changes_give_a_rename_change_per_statement_that_renames() -> None:
     assert col == RenameChange(orders, ((field_urn(orders, "amount"), field_urn(orders, "amount_usd")),), ts=42,
                                source="sql", by="nightly", note=col.note, origin="f.sql")
     assert col.note == "ALTER TABLE orders RENAME COLUMN amount TO amount_usd"
+    (commented,) = sql_changes("-- why\nALTER TABLE t RENAME TO u", dialect=None, names=HIVE)
+    assert isinstance(commented, RenameChange) and commented.note == "ALTER TABLE t RENAME TO u"
     assert change.renames == ((field_urn(daily, "revenue"), field_urn(daily, "gross")),)
     assert (table.dataset, table.from_dataset, table.renames) == (ds("mart.revenue_daily"), daily, ())
     assert table.source == "sql" and table.ts == 42
@@ -274,7 +276,7 @@ def test_fieldgraph_rename_rejects_what_cannot_be_a_rename(handed: list[Change],
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("backend", ["memory"], indirect=True)
+@WITH_MEMORY
 def test_post_renames_writes_the_rename_with_the_api_as_its_source(graph: Any, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     from fieldgraph.graph.write import Writer
@@ -311,6 +313,11 @@ def test_post_renames_writes_the_rename_with_the_api_as_its_source(graph: Any, t
     assert [(c.dataset, c.from_dataset, c.source, c.by) for c in renames] == [(A, None, "api", "api"),
                                                                              (B, A, "api", "api")]
     assert renames[0].ts == 1000 and renames[1].ts > 1000  # now
+    with served(graph, config) as s:  # and the graph follows it
+        _fed(graph)
+        body = {"old": sf(DAILY, "revenue"), "new": sf(DAILY, "gross"), "at": T1}
+        assert s.http.post("/renames", json=body, headers=AUTH).status_code == 201
+        _reaches_across_a_rename(graph, field_urn(DAILY, "gross"), field_urn(DAILY, "revenue"))
 
 
 # ---- end to end: lineage upstream of the new name reaches what fed the old one ----
@@ -361,6 +368,18 @@ def test_an_explicit_rename_keeps_the_lineage(graph: Any) -> None:
     _reaches_across_a_rename(graph, field_urn(DAILY, "gross"), field_urn(DAILY, "revenue"))
     (hop,) = [h for h in graph.upstream(field_urn(DAILY, "gross")).hops if h.rename]
     assert hop.edge["source"] == "cli" and hop.edge.get("by") == "ana" and hop.edge["validFrom"] == T1
+
+
+@pytest.mark.integration
+@WITH_MEMORY
+def test_an_explicit_dataset_rename_keeps_the_lineage(graph: Any) -> None:
+    _fed(graph)
+    new = ds("mart.daily_v2")
+    graph.ingest([dataset_rename(DAILY, new, ts=T1, source="api", by="api", note="v2")])
+    _reaches_across_a_rename(graph, field_urn(new, "revenue"), field_urn(DAILY, "revenue"))
+    down = graph.downstream(field_urn(ORDERS, "amount"))
+    assert {(h.urn, h.rename) for h in down.hops} == {(field_urn(DAILY, "revenue"), False),
+                                                      (field_urn(new, "revenue"), True)}
 
 
 @pytest.mark.integration

@@ -3,4 +3,4 @@
 ALTER TABLE mart.daily_revenue RENAME COLUMN revenue TO gross_revenue;
 ALTER TABLE shop.customers CHANGE COLUMN email email_address STRING;
 INSERT INTO mart.country_buyers SELECT country, COUNT(DISTINCT customer_id) AS buyers FROM customers GROUP BY country;
-ALTER TABLE mart.customer_keys RENAME TO mart.customer_hashes;
+ALTER TABLE shop.orders RENAME TO shop.orders_v2;

@@ -68,7 +68,8 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
         if st.kind == "other":
             renamed = rename_of(st)
             if renamed is not None:
-                out += rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=st.text)
+                note = st.parsed().sql(dialect=st.dialect, comments=False)  # the statement, without its comments
+                out += rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=note)
             continue
         if st.kind == "select" and not target:
             if len(statements) == 1:
