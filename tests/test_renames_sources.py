@@ -138,6 +138,24 @@ def test_a_sql_event_renames_at_its_time_on_its_platform() -> None:
     assert table.from_dataset == orders and table.dataset == orders.replace("sales.orders,", "sales.orders_v2,")
 
 
+def test_a_script_reads_the_names_its_renames_gave() -> None:
+    """SQL after a rename in the same batch reads the new names (the schemas still list the old ones)."""
+    from fieldgraph.graph.sql import Derived, derive_each
+    from fieldgraph.ingest.sources.sql import sql_changes as changes_of
+
+    schema = decode_event(schema_event(ds("shop.orders"), ["order_id", "amount", "ship.city"], 1))
+    text = """ALTER TABLE orders RENAME COLUMN amount TO amount_usd;
+              ALTER TABLE orders RENAME COLUMN ship TO shipping;
+              INSERT INTO mart.big SELECT o.order_id, o.amount_usd, o.shipping.city FROM orders o;
+              ALTER TABLE orders RENAME TO orders_v2;
+              INSERT INTO mart.all_orders SELECT * FROM orders_v2"""
+    derived = [d for d in derive_each([*schema, *changes_of(text, dialect="spark", names=HIVE)], {})
+               if isinstance(d, Derived)]
+    assert [list(d.lineage.columns) for d in derived] == [["order_id", "amount_usd", "city"],
+                                                          ["order_id", "amount_usd", "shipping"]]
+    assert not any(d.lineage.unresolved for d in derived)
+
+
 # ---- explicit renames: the values and what cannot be one ----
 
 A, B = ds("shop.orders"), ds("shop.orders_v2")
@@ -348,6 +366,19 @@ def test_a_sql_column_rename_keeps_the_lineage(graph: Any) -> None:
     graph.ingest(sql_changes("ALTER TABLE mart.daily RENAME COLUMN revenue TO gross", dialect="spark",
                              names=TableNames("hive"), ts=T1))
     _reaches_across_a_rename(graph, field_urn(DAILY, "gross"), field_urn(DAILY, "revenue"))
+
+
+@pytest.mark.integration
+@WITH_MEMORY
+def test_a_script_that_renames_then_reads_the_new_name(graph: Any) -> None:
+    _fed(graph)
+    graph.ingest(sql_changes("ALTER TABLE mart.daily RENAME COLUMN revenue TO gross; INSERT INTO mart.report "
+                             "SELECT day, gross FROM mart.daily", dialect="spark", names=TableNames("hive"), ts=T1))
+    report = ds("mart.report")
+    res = graph.upstream(field_urn(report, "gross"))
+    assert [(h.urn, h.rename) for h in res.hops] == [(field_urn(DAILY, "gross"), False),
+                                                     (field_urn(DAILY, "revenue"), True),
+                                                     (field_urn(ORDERS, "amount"), False)]
 
 
 @pytest.mark.integration
