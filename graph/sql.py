@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from fieldgraph.changes import (
@@ -76,8 +76,9 @@ class Derived:
 
 def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]
                ) -> tuple[Sequence[Change], list[JobLineageChange]]:
-    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module), and those."""
-    if not any(isinstance(c, SqlChange) for c in changes):
+    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module), and those; a SQL
+    rename's columns spelled as the table's schema spells them."""
+    if not any(isinstance(c, SqlChange) or _sql_rename(c) for c in changes):
         return changes, []
     each = derive_each(changes, state)
     return [d.change if isinstance(d, Derived) else d for d in each], [d.change for d in each if isinstance(d, Derived)]
@@ -92,6 +93,7 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
             batch[c.dataset] = Columns([v1_path(f.fieldPath) for f in c.fields], ordered=True,
                                        stamp=(c.version, c.ts))
         if isinstance(c, RenameChange):
+            c = _spelled(c, batch.get(c.dataset) or columns_of(state.get(c.dataset)))
             _rename_columns(c, batch, lambda urn: batch.get(urn) or columns_of(state.get(urn)))
         if not isinstance(c, SqlChange):
             out.append(c)
@@ -145,6 +147,29 @@ def _rename_columns(c: RenameChange, batch: dict[str, Columns], columns: Callabl
         (base,) = under
         paths = [new + p[len(base):] if _under(p, base) else p for p in paths]
     batch[c.dataset] = Columns(paths, cols.ordered, cols.stamp)
+
+
+def _sql_rename(c: Change) -> bool:
+    return isinstance(c, RenameChange) and c.source == SOURCE_FORMAT and bool(c.renames)
+
+
+def _spelled(c: RenameChange, cols: Columns) -> RenameChange:
+    """A SQL rename whose columns are spelled as the table's columns are (SQL names are case-insensitive:
+    ``RENAME COLUMN customerid`` of a schema's ``customerId``), where one column matches; others as written."""
+    if not _sql_rename(c) or not cols:
+        return c
+    by_lower: dict[str, list[str]] = {}
+    for path in cols.paths:
+        by_lower.setdefault(path.lower(), []).append(path)
+
+    def spell(ref: str) -> str:
+        urn, path = parse_field_ref(ref)
+        dotted = simple_ref(path)
+        found = by_lower.get(dotted.lower(), [])
+        return make_field_urn(urn, found[0]) if dotted not in cols.paths and len(found) == 1 else ref
+
+    renames = tuple((spell(old), spell(new)) for old, new in c.renames)
+    return c if renames == c.renames else replace(c, renames=renames)
 
 
 def _under(path: str, column: str) -> bool:

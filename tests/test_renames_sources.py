@@ -156,6 +156,19 @@ def test_a_script_reads_the_names_its_renames_gave() -> None:
     assert not any(d.lineage.unresolved for d in derived)
 
 
+def test_a_sql_rename_spells_its_columns_as_the_schema_does() -> None:
+    """SQL names are case-insensitive: ``RENAME COLUMN customerid`` renames the schema's ``customerId``."""
+    from fieldgraph.graph.sql import derive_sql
+
+    orders = ds("shop.orders")
+    schema = decode_event(schema_event(orders, ["customerId", "Amount", "amount"], 1))
+    text = "ALTER TABLE orders RENAME COLUMN customerid TO client_id; ALTER TABLE orders RENAME COLUMN AMOUNT TO x"
+    changes, _ = derive_sql([*schema, *sql_changes(text, dialect="spark", names=HIVE)], {})
+    first, second = (c for c in changes if isinstance(c, RenameChange))
+    assert first.renames == ((field_urn(orders, "customerId"), field_urn(orders, "client_id")),)
+    assert second.renames == ((field_urn(orders, "AMOUNT"), field_urn(orders, "x")),)  # two match: as written
+
+
 # ---- explicit renames: the values and what cannot be one ----
 
 A, B = ds("shop.orders"), ds("shop.orders_v2")
