@@ -10,7 +10,8 @@ the file's bytes or a binary file object): reading the footer is its only I/O.
 
 The schema renders as an anonymous struct (see :mod:`.struct`); ``nativeDataType`` is
 Arrow's type text (``int32``, ``list<item: string>``, ``timestamp[us, tz=UTC]``...),
-``nullable`` the field's nullability. Arrow type -> Avro type (path token):
+``nullable`` the field's nullability, ``fieldId`` the field's ``PARQUET:field_id`` metadata (Parquet's
+``field_id``, as Iceberg uses it to follow renames). Arrow type -> Avro type (path token):
 int8, int16, int32, uint8, uint16 -> int; int64, uint32, uint64 -> long; float16, float32
 -> float; float64 -> double; utf8, large_utf8, string_view -> string; binary,
 large_binary, binary_view -> bytes; fixed_size_binary -> fixed; decimal32..256 -> bytes
@@ -48,6 +49,7 @@ _HEADER_SCHEMA = 1
 _CONTINUATION = b"\xff\xff\xff\xff"
 _B64 = re.compile(r"^[A-Za-z0-9+/_\-=\s]+$")
 _DOC_KEYS = (b"comment", b"description", b"doc")
+_FIELD_ID = b"PARQUET:field_id"  # a Parquet schema element's field_id, as pyarrow reads and writes it
 
 
 def parse_arrow(schema: Any, *, name: str | None = None) -> Type:
@@ -293,8 +295,8 @@ def schema_to_model(schema: pa.Schema) -> Record:
     return _Converter().root(schema)
 
 
-def _doc(field: pa.Field) -> str | None:
-    meta = field.metadata or {}
+def _doc(meta: dict[bytes, bytes]) -> str | None:
+    """A field's description, from its metadata."""
     for key in _DOC_KEYS:
         if key in meta:
             try:
@@ -317,7 +319,10 @@ class _Converter:
         out = []
         for f in arrow_fields:
             at = f"{where}.{f.name}" if where else f.name
-            out.append(self.b.field(f.name, self.type(f.type, at, f.nullable), _doc(f)))
+            meta = f.metadata
+            node = self.b.field(f.name, self.type(f.type, at, f.nullable), _doc(meta) if meta else None,
+                                _field_id(meta) if meta else None)
+            out.append(node)
         return out
 
     def type(self, t: pa.DataType, where: str, nullable: bool, native: str | None = None,
@@ -382,6 +387,17 @@ class _Converter:
             else:
                 members.append(self.type(child.type, at, child.nullable))
         return self.b.union(members, native)
+
+
+def _field_id(meta: dict[bytes, bytes]) -> str | None:
+    """A field's ``PARQUET:field_id`` as a decimal string (``"7"``), if it has a valid one."""
+    raw = meta.get(_FIELD_ID)
+    if raw is None:
+        return None
+    try:
+        return str(int(raw))
+    except ValueError:
+        return None
 
 
 def _value_type(t: pa.DataType) -> pa.DataType | None:

@@ -79,6 +79,13 @@ def parse_avro(schema: Any, *, name: str | None = None) -> Type:
         raise SchemaNormalizationError("schema nests too deeply", schema=label) from None
 
 
+def _field_aliases(raw: Any) -> tuple[str, ...]:
+    """A field's ``aliases`` (its former names, the specification's schema resolution): the strings of the list."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(a for a in raw if isinstance(a, str))
+
+
 def _declared_name(data: Any) -> str | None:
     name = data.get("name") if isinstance(data, dict) else None
     return name if isinstance(name, str) else None
@@ -305,6 +312,7 @@ class _Parser:
                     f.get("doc"),
                     f["default"] if "default" in f else NO_DEFAULT,
                     frozen_props(extra),
+                    aliases=_field_aliases(extra.get("aliases")) if extra is not None else (),
                 )
             )
         node = Record(full, tuple(out), data.get("doc"), frozen_props(other))

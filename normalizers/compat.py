@@ -65,7 +65,10 @@ def check(diff: SchemaDiff, rules: str = "datamine") -> list[Violation]:
     """Every change of ``diff`` that the rule set ``rules`` ("datamine" or "odf") forbids.
 
     Only the outermost field of an added or removed subtree is judged (a required member
-    of a new optional struct is not a new required field). Reordering is always allowed.
+    of a new optional struct is not a new required field). Reordering is always allowed. A rename is
+    one a schema states (``renamed``: ODF forbids it, DataMine sees its old name removed); a
+    ``likely_renamed`` suggestion breaks no rule itself: its fields are judged as the removal and
+    the addition the diff lists them as.
     DataMine's own types and the sort-key rules need a diff of DataMine tables made with
     ``diff_fields(..., format="datamine")`` (it alone tells ``BYTE`` from ``INT32``).
     """
@@ -91,9 +94,10 @@ def _broken_rule(c: FieldChange, rules: str) -> tuple[str, str] | None:
             return f"{rules}.no-removal", f"field {name!r} removed"
         case "renamed":
             old = field_name(c.old_path or "")
+            said = f" ({c.reason})" if c.reason else ""
             if datamine:
-                return "datamine.no-removal", f"field {old!r} renamed to {name!r}, which removes {old!r}"
-            return "odf.no-rename", f"field {old!r} renamed to {name!r}"
+                return "datamine.no-removal", f"field {old!r} renamed to {name!r}{said}, which removes {old!r}"
+            return "odf.no-rename", f"field {old!r} renamed to {name!r}{said}"
         case "added" if not c.nested and c.new is not None and not c.new.nullable:
             rule = "datamine.no-new-required" if datamine else "odf.added-must-be-optional"
             return rule, f"required field {name!r} added"

@@ -2,7 +2,11 @@
 
 Pure code, no I/O. :func:`diff_fields` compares two normalized field lists (``normalize()``
 output of any format) by v2 path: added, removed, type-changed, nullability-changed,
-renamed (same position among its siblings and same type, new name) and reordered fields.
+renamed and reordered fields. A rename is only what a schema states (an Avro field alias
+naming the old field, the same Protobuf field number or Parquet/Arrow ``field_id``:
+``SchemaField.aliases`` / ``fieldId``); a removed field and an added one at the same
+position with the same type stay a removal and an addition, with a ``likely_renamed``
+suggestion saying why they look like a rename (never applied).
 Given ``format="datamine"``, it compares DataMine's own types too (``BYTE`` and ``INT32``
 render alike but differ) and a table's sort key.
 Judging a diff (rule sets, registry compatibility) is :mod:`.compat`'s job.
@@ -19,9 +23,12 @@ from .errors import FieldPathError
 from .fields import FieldType, SchemaField
 from .paths import FieldPath, PathToken
 
-#: Kinds of change, in the order a diff lists them.
+#: Kinds of change, in the order a diff lists them; the last, ``likely_renamed``, is a suggestion, not a change
+#: (its fields are listed removed and added).
 CHANGE_KINDS = ("removed", "added", "renamed", "type_changed", "nullability_changed", "sort_key_changed",
-                "reordered")
+                "reordered", "likely_renamed")
+#: Why a diff suggests a rename it does not apply.
+SAME_POSITION_AND_TYPE = "same position and type"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +41,9 @@ class FieldChange:
     (a member of an added struct, say). A ``sort_key_changed`` change (DataMine) is about the
     table: ``old``/``new`` are its sort-key field in each version (``None``: no sort key),
     ``old_type``/``new_type`` the sort keys (``"run_num (ascending)"``); ``path`` is the new
-    sort-key field's, else the old one's.
+    sort-key field's, else the old one's. ``reason``: what states a ``renamed`` change (``"Avro alias 'a'"``,
+    ``"same Protobuf field number 3"``, ``"same field_id 7"``), or why a ``likely_renamed`` suggestion looks
+    like one (``"same position and type"``).
     """
 
     kind: str
@@ -45,6 +54,7 @@ class FieldChange:
     old_type: str | None = None  # the field's type tokens and class, e.g. "array.string (ArrayType)";
     # DataMine: its DataMine type first, "INT16 (int, NumberType)"
     new_type: str | None = None
+    reason: str | None = None
 
     @property
     def old_path(self) -> str | None:
@@ -57,7 +67,11 @@ class FieldChange:
         if self.kind == "removed":
             return f"removed {self.old_type}"
         if self.kind == "renamed" and o is not None:
-            return f"renamed from {field_name(o.fieldPath)!r} ({o.fieldPath})"
+            said = f": {self.reason}" if self.reason else ""
+            return f"renamed from {field_name(o.fieldPath)!r} ({o.fieldPath}){said}"
+        if self.kind == "likely_renamed" and o is not None:
+            return (f"likely renamed from {field_name(o.fieldPath)!r} ({o.fieldPath}): {self.reason}; "
+                    "a suggestion, not applied (listed as removed and added)")
         if self.kind == "type_changed":
             return f"type {self.old_type} -> {self.new_type}"
         if self.kind == "nullability_changed" and o is not None:
@@ -69,10 +83,13 @@ class FieldChange:
         return self.kind
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "kind": self.kind, "path": self.path, "oldPath": self.old_path,
             "nested": self.nested, "detail": self.describe(),
         }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +106,19 @@ class SchemaDiff:
     same_paths: bool = True
     #: DataMine: the table's sort key changed (at most one change).
     sort_key_changed: tuple[FieldChange, ...] = ()
+    #: Suggestions: a removed field and an added one that look like a rename no schema states (not applied).
+    likely_renamed: tuple[FieldChange, ...] = ()
 
     @property
     def changes(self) -> tuple[FieldChange, ...]:
-        """Every change, removed first, then added, renamed, retyped, nullability, sort key, reordered."""
+        """Every change, removed first, then added, renamed, retyped, nullability, sort key, reordered; then the
+        ``likely_renamed`` suggestions."""
         return tuple(c for kind in CHANGE_KINDS for c in getattr(self, kind))
+
+    @property
+    def suggestions(self) -> tuple[FieldChange, ...]:
+        """The renames the diff suggests but does not apply (``likely_renamed``)."""
+        return self.likely_renamed
 
     @property
     def identical(self) -> bool:
@@ -208,10 +233,14 @@ def _nodes(fields: Sequence[SchemaField], native: Callable[[SchemaField], str] |
 def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField], *, format: str | None = None) -> SchemaDiff:
     """The changes from ``old`` to ``new`` (each a ``normalize()`` result, any format).
 
-    Fields are matched level by level under matched parents: the same v2 path, else the
-    same name and type tokens, else the same name (a type change); a field left over in
-    both versions at the same position among its siblings with the same type is a rename.
-    A v2 path holds the type, so a retyped field keeps its name but not its path.
+    Fields are matched level by level under matched parents: the same ``fieldId`` (a stated
+    rename if the name differs), else the same v2 path, else the same name and type tokens,
+    else the same name (a type change), else a new field whose ``aliases`` name an old one (a
+    stated rename); two fields whose ``fieldId`` differ are never matched. A field left over in
+    both versions at the same position among its siblings with the same type is suggested
+    (``likely_renamed``), not matched: it stays removed and added. A v2 path holds the type,
+    so a retyped field keeps its name but not its path. Reasons name the format where
+    ``format`` says it (``"protobuf"``: a field number).
 
     ``format="datamine"`` (both versions one DataMine table): a field's type is also its
     DataMine type (:func:`.datamine.canonical_type` of its ``nativeDataType``), so ``BYTE`` ->
@@ -222,11 +251,13 @@ def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField], *, forma
     native = _datamine_type if format == "datamine" else None
     old_nodes, old_groups = _nodes(old, native)
     new_nodes, new_groups = _nodes(new, native)
-    pairs, reordered = _match(old_groups, new_groups)
+    pairs, reordered, guesses = _match(old_groups, new_groups, format)
     added = _one_sided(new_nodes, {n.index for _, n, _ in pairs.values()}, added=True)
     removed = _one_sided(old_nodes, set(pairs), added=False)
     ordered = sorted(pairs.values(), key=lambda p: p[1].index)
-    renamed = tuple(_change("renamed", o, n) for o, n, r in ordered if r)
+    renamed = tuple(_change("renamed", o, n, r) for o, n, r in ordered if r is not None)
+    likely = tuple(_change("likely_renamed", o, n, SAME_POSITION_AND_TYPE)
+                   for o, n in sorted(guesses, key=lambda p: p[1].index))
     type_changed = tuple(_change("type_changed", o, n) for o, n, _ in ordered if o.signature != n.signature)
     nullability = tuple(
         _change("nullability_changed", o, n) for o, n, _ in ordered if o.field.nullable != n.field.nullable
@@ -236,28 +267,30 @@ def diff_fields(old: Sequence[SchemaField], new: Sequence[SchemaField], *, forma
     sort_keys: tuple[FieldChange, ...] = ()
     if format == "datamine" and old and new:  # a new table defines its sort key, a removed one has none
         sort_keys = _sort_key_change(old_groups.get(None, []), new_groups.get(None, []), pairs)
-    return SchemaDiff(added, removed, type_changed, nullability, renamed, moved, same_paths, sort_keys)
+    return SchemaDiff(added, removed, type_changed, nullability, renamed, moved, same_paths, sort_keys, likely)
 
 
-#: old index -> (the old field, its match in the new version, whether it was renamed)
-_Pairs: TypeAlias = dict[int, tuple[_Node, _Node, bool]]
+#: old index -> (the old field, its match in the new version, what states its rename: None if not renamed)
+_Pairs: TypeAlias = dict[int, tuple[_Node, _Node, str | None]]
 
 
-def _match(old_groups: dict[str | None, list[_Node]], new_groups: dict[str | None, list[_Node]]
-           ) -> tuple[_Pairs, list[tuple[_Node, _Node]]]:
-    """The fields of the two versions matched level by level under matched parents (from the top), and the matched
-    fields whose place among their siblings changed."""
+def _match(old_groups: dict[str | None, list[_Node]], new_groups: dict[str | None, list[_Node]],
+           format: str | None = None) -> tuple[_Pairs, list[tuple[_Node, _Node]], list[tuple[_Node, _Node]]]:
+    """The fields of the two versions matched level by level under matched parents (from the top), the matched
+    fields whose place among their siblings changed, and the unmatched pairs that look like renames."""
     pairs: _Pairs = {}
     queue: list[tuple[str | None, str | None]] = [(None, None)]
     reordered: list[tuple[_Node, _Node]] = []
+    guesses: list[tuple[_Node, _Node]] = []
     while queue:
         op, np_ = queue.pop(0)
-        matched = _match_group(old_groups.get(op, []), new_groups.get(np_, []))
-        for o, n, was_renamed in matched:
-            pairs[o.index] = (o, n, was_renamed)
+        matched, guessed = _match_group(old_groups.get(op, []), new_groups.get(np_, []), format)
+        for o, n, reason in matched:
+            pairs[o.index] = (o, n, reason)
             queue.append((o.path, n.path))
         reordered.extend(_moved((o, n) for o, n, _ in matched))
-    return pairs, reordered
+        guesses.extend(guessed)
+    return pairs, reordered, guesses
 
 
 def _moved(matched: Iterable[tuple[_Node, _Node]]) -> list[tuple[_Node, _Node]]:
@@ -281,9 +314,9 @@ def _one_sided(nodes: list[_Node], matched: set[int], *, added: bool) -> tuple[F
     return tuple(out)
 
 
-def _change(kind: str, o: _Node, n: _Node) -> FieldChange:
-    """A change of a field both versions have."""
-    return FieldChange(kind, n.path, o.field, n.field, False, o.type_text, n.type_text)
+def _change(kind: str, o: _Node, n: _Node, reason: str | None = None) -> FieldChange:
+    """A change of a field both versions have (or, ``likely_renamed``, of two fields that look like one)."""
+    return FieldChange(kind, n.path, o.field, n.field, False, o.type_text, n.type_text, reason)
 
 
 def _datamine_type(f: SchemaField) -> str:
@@ -291,7 +324,7 @@ def _datamine_type(f: SchemaField) -> str:
 
 
 def _sort_key_change(olds: list[_Node], news: list[_Node],
-                     pairs: dict[int, tuple[_Node, _Node, bool]]) -> tuple[FieldChange, ...]:
+                     pairs: _Pairs) -> tuple[FieldChange, ...]:
     """The change of a DataMine table's sort key (its top-level fields ``olds`` -> ``news``), if any.
 
     The sort key is the same when the new sort-key field is the old one's match in the diff
@@ -325,31 +358,72 @@ def _sort_key_node(nodes: list[_Node]) -> tuple[_Node, str] | None:
     return next(n for n in nodes if n.field is key[0]), key[1]
 
 
-def _match_group(olds: list[_Node], news: list[_Node]) -> list[tuple[_Node, _Node, bool]]:
-    """Pair the fields of one parent: same path, same name and type, unique name, then renames."""
-    out: list[tuple[_Node, _Node, bool]] = []
+def _match_group(olds: list[_Node], news: list[_Node], format: str | None = None
+                 ) -> tuple[list[tuple[_Node, _Node, str | None]], list[tuple[_Node, _Node]]]:
+    """Pair the fields of one parent: same ``fieldId``, same path, same name and type, unique name, then an alias
+    naming the old field; and suggest, without pairing them, the fields left at the same position with the same
+    type. Each pair carries what states its rename (None: the same name)."""
+    out: list[tuple[_Node, _Node, str | None]] = []
     left_old, left_new = list(olds), list(news)
 
-    def pair(o: _Node, n: _Node, renamed: bool = False) -> None:
-        out.append((o, n, renamed))
+    def pair(o: _Node, n: _Node, reason: str | None = None) -> None:
+        out.append((o, n, reason))
         left_old.remove(o)
         left_new.remove(n)
 
+    if any(o.field.fieldId is not None for o in olds):
+        for o in list(left_old):
+            fid = o.field.fieldId
+            if fid is not None:
+                same_id = _closest(o, [n for n in left_new if n.field.fieldId == fid])
+                if same_id is not None:
+                    pair(o, same_id, None if same_id.name == o.name else _id_reason(fid, format))
     for same in (_same_path, _same_name_and_type):
         for o in list(left_old):
-            n = next((n for n in left_new if same(o, n)), None)
+            n = next((n for n in left_new if same(o, n) and not _other_ids(o, n)), None)
             if n is not None:
                 pair(o, n)
     for o in list(left_old):  # same name, another type: only when the name is unambiguous
         cands = [n for n in left_new if n.name == o.name]
-        if len(cands) == 1 and sum(1 for x in left_old if x.name == o.name) == 1:
+        if len(cands) == 1 and sum(1 for x in left_old if x.name == o.name) == 1 and not _other_ids(o, cands[0]):
             pair(o, cands[0])
-    for o in list(left_old):  # same position, same type, another name
-        n = next((n for n in left_new if n.sibling == o.sibling and n.signature == o.signature
-                  and n.name != o.name), None)
+    for new in list(left_new):  # an alias naming an old field (Avro: matched after the names)
+        if new.field.aliases:
+            named = _closest(new, [o for o in left_old if o.name in new.field.aliases and not _other_ids(o, new)])
+            if named is not None:
+                pair(named, new, f"Avro alias {named.name!r}")
+    return out, _likely_renames(left_old, left_new)
+
+
+def _likely_renames(olds: list[_Node], news: list[_Node]) -> list[tuple[_Node, _Node]]:
+    """The unmatched fields of one parent that look like a rename: same position among their siblings, same type,
+    another name, and no ids that tell them apart (a suggestion only)."""
+    out = []
+    for o in olds:
+        n = next((n for n in news if n.sibling == o.sibling and n.signature == o.signature
+                  and n.name != o.name and not _both_ids(o, n)), None)
         if n is not None:
-            pair(o, n, renamed=True)
+            out.append((o, n))
     return out
+
+
+def _closest(node: _Node, candidates: list[_Node]) -> _Node | None:
+    """The candidate with ``node``'s own type tokens, else the first; None without candidates."""
+    return next((c for c in candidates if c.own == node.own), candidates[0] if candidates else None)
+
+
+def _id_reason(field_id: str, format: str | None) -> str:
+    return f"same Protobuf field number {field_id}" if format == "protobuf" else f"same field_id {field_id}"
+
+
+def _both_ids(o: _Node, n: _Node) -> bool:
+    """Whether both fields state their id (then ids alone say whether they are one field)."""
+    return o.field.fieldId is not None and n.field.fieldId is not None
+
+
+def _other_ids(o: _Node, n: _Node) -> bool:
+    """Whether the two fields state different ids: two fields, whatever their names."""
+    return _both_ids(o, n) and o.field.fieldId != n.field.fieldId
 
 
 def _same_path(o: _Node, n: _Node) -> bool:

@@ -133,6 +133,11 @@ class Field:
     default: Any = NO_DEFAULT
     props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
     hints: WalkHints = NO_HINTS
+    #: the names the field had before, as its schema states them (Avro field ``aliases``): its fields' ``aliases``
+    aliases: tuple[str, ...] = ()
+    #: the field's stable id among its siblings, as its schema states it (a Protobuf field number, a Parquet
+    #: ``field_id``), as a decimal string: its fields' ``fieldId``
+    field_id: str | None = None
 
     @property
     def has_default(self) -> bool:

@@ -22,6 +22,8 @@ path, sorted by path. Its rules, which this module reproduces:
   (s)fixed kinds, UnionType for a oneof, RecordType for messages; no descriptions,
   ``jsonProps``, tags; ``isPartOfKey`` is false even in a key schema.
 
+Not DataHub's: a field's number, which a rename keeps, is its fields' ``fieldId`` (``"3"``).
+
 The converter builds that tree as records, arrays, enums and primitives; the walk's
 :class:`~fieldgraph.normalizers.model.WalkHints` carry what Avro shapes cannot (the
 ``pkg_Msg`` / ``union`` tokens, pinned field types, the bare multi-root record, recursion
@@ -571,11 +573,12 @@ class _Converter:
         """(DataHub's path token of ``field``, for ordering; the model field)."""
         repeated = _is_repeated(field)
         kind, name = field.type, field.name
+        number = str(field.number)  # the field's identity (a rename keeps it): its fieldId
         scalar = _SCALAR_NODES.get(kind)
         if scalar is not None:
             token, native, plain, item = scalar
             if not repeated:
-                return f"[type={token}].{name}", Field(name, plain)
+                return f"[type={token}].{name}", Field(name, plain, field_id=number)
             node: Type = item
         elif kind == _TYPE_ENUM:
             native = field.enum_type.full_name
@@ -594,8 +597,8 @@ class _Converter:
             raise SchemaNormalizationError(f"unsupported field type {kind}", path=field.full_name)
         if repeated:
             node = Array(node, self.props(native), WalkHints(field_type=self.array_type(native)))
-            return f"[type=array].[type={token}].{name}", Field(name, node)
-        return f"[type={token}].{name}", Field(name, node)
+            return f"[type=array].[type={token}].{name}", Field(name, node, field_id=number)
+        return f"[type={token}].{name}", Field(name, node, field_id=number)
 
     def props(self, native: str) -> Mapping[str, Any]:
         """The props of a nullable node whose nativeDataType is ``native`` (shared)."""

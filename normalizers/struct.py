@@ -109,7 +109,10 @@ class StructBuilder:
         return Union(tuple(members), frozen_props({"native_data_type": native}))
 
     @staticmethod
-    def field(name: str, type_: Type, doc: str | None = None) -> Field:
+    def field(name: str, type_: Type, doc: str | None = None, field_id: str | None = None) -> Field:
+        """A struct field; ``field_id``: its stable id, as the schema states it (Parquet's ``field_id``)."""
+        if field_id is not None:
+            return Field(name, type_, doc or None, field_id=field_id)
         return Field(name, type_, doc or None)
 
 
@@ -174,6 +177,8 @@ def column_fields(root: Record, *, key: bool = False) -> list[SchemaField]:
         first, *rest = walk(node, key=key)
         first = replace(first, fieldPath=f"{first.fieldPath}.{col.name}",
                         description=col.doc or first.description)
+        if col.field_id is not None or col.aliases:
+            first.aliases, first.fieldId = col.aliases, col.field_id
         out.append(first)
         out.extend(rest)
     return out

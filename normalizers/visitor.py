@@ -278,6 +278,8 @@ class _Walk:
                     token, emitted = given
                     self.out.append(SchemaField(fieldPath=f"{prefix}.{token}.{_field_token(child)}",
                                                 isPartOfKey=self.part_of_key, **emitted))
+                    if child.field_id is not None or child.aliases:
+                        self.stated(child)
             self.expanding.pop()
         elif type(node) is Array:
             self.visit(node.items)
@@ -303,6 +305,8 @@ class _Walk:
     def emit_field(self, fld: Field, recursive: bool, trigger: Node | Field) -> None:
         """The field ``fld``, at the current path; ``trigger`` is the node it is emitted for."""
         if self.given(trigger):
+            if (fld.field_id is not None or fld.aliases) and not trigger.hints.silent:
+                self.stated(fld)
             return
         node = deref(fld.type)
         actual = _option(node) or node
@@ -315,6 +319,8 @@ class _Walk:
         native = self.stack[-2] if type(node) is Union else self.stack[-1]
         self.add(".".join(self.stack), fld, node, actual, native, description, recursive,
                  fld.props.get("logicalType"))
+        if fld.field_id is not None or fld.aliases:
+            self.stated(fld)
 
     def leaf_field(self, prefix: str, fld: Field, node: Primitive | Union, actual: Primitive, token: str) -> None:
         """What ``field`` emits for a field of a primitive type, or of ``[null, primitive]``, without hints
@@ -328,6 +334,14 @@ class _Walk:
         native = token if node is not actual else name
         self.add(f"{prefix}.{token}.{name}", fld, node, actual, native, description, False,
                  fld.props.get("logicalType") if fld.props else None)
+        if fld.field_id is not None or fld.aliases:
+            self.stated(fld)
+
+    def stated(self, fld: Field) -> None:
+        """Give the field just emitted for ``fld`` what its schema states of its identity (aliases, id)."""
+        out = self.out[-1]
+        out.aliases = fld.aliases
+        out.fieldId = fld.field_id
 
     def emit_type(self, node: Node, actual: Node) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""

@@ -75,10 +75,12 @@ def test_nullability_change_is_not_a_type_change():
 
 
 def test_rename_same_position_and_type():
+    # issue 35: a rename no schema states is only suggested; the fields stay removed and added
     d = avro_diff(rec(f("a", "int"), f("b", "string"), f("c", "int")),
                   rec(f("a", "int"), f("bb", "string"), f("c", "int")))
-    assert kinds(d) == [("renamed", "bb")]
-    assert d.renamed[0].old_path.endswith(".b")
+    assert kinds(d) == [("removed", "b"), ("added", "bb"), ("likely_renamed", "bb")]
+    assert d.renamed == () and d.likely_renamed[0].old_path.endswith(".b")
+    assert d.likely_renamed[0].reason == "same position and type"
 
 
 def test_not_a_rename_when_the_type_differs_or_position_moves():
@@ -92,7 +94,12 @@ def test_renamed_struct_children_follow_it():
     old = rec(f("s", rec(f("x", "int"), f("y", "int"), name="S")))
     new = rec(f("t", rec(f("x", "int"), f("y", "long"), name="S")))
     d = avro_diff(old, new)
-    assert kinds(d) == [("renamed", "t"), ("type_changed", "y")]
+    # issue 35: a guessed rename is a suggestion; the struct and its children are removed and added
+    assert kinds(d) == [("removed", "s"), ("removed", "x"), ("removed", "y"), ("added", "t"), ("added", "x"),
+                        ("added", "y"), ("likely_renamed", "t")]
+    # stated (an alias), the rename applies and the children follow it
+    new = rec(f("t", rec(f("x", "int"), f("y", "long"), name="S"), aliases=["s"]))
+    assert kinds(avro_diff(old, new)) == [("renamed", "t"), ("type_changed", "y")]
 
 
 def test_reordered():
@@ -165,12 +172,15 @@ def test_datamine_violations():
     old = rec(f("a", "int"), f("b", OPT), f("c", "int"), f("d", "string"))
     new = rec(f("a", "long"), f("b", "string"), f("cc", "int"), f("e", "int"))
     assert rules_of(old, new, "datamine") == [
+        ("datamine.no-removal", "c"),  # issue 35: c -> cc is only a likely rename: a removal and an addition
         ("datamine.no-removal", "d"),
+        ("datamine.no-new-required", "cc"),
         ("datamine.no-new-required", "e"),
-        ("datamine.no-removal", "cc"),  # a rename removes the old name
         ("datamine.no-type-change", "a"),
         ("datamine.no-optional-to-required", "b"),
     ]
+    stated = rec(f("a", "long"), f("b", "string"), f("cc", "int", aliases=["c"]), f("e", "int"))
+    assert ("datamine.no-removal", "cc") in rules_of(old, stated, "datamine")  # a rename removes the old name
     v = check(avro_diff(old, new), "datamine")[0]
     assert isinstance(v, Violation) and "no existing field can be removed" in v.message
 
@@ -179,7 +189,15 @@ def test_odf_rules():
     old = rec(f("a", "int"), f("b", OPT), f("c", "int"))
     assert rules_of(old, rec(f("c", "int"), f("a", "int"), f("b", OPT), f("n", OPT)), "odf") == []
     new = rec(f("a", "long"), f("b", "string"), f("cc", "int"), f("r", "int"))
-    assert rules_of(old, new, "odf") == [
+    assert rules_of(old, new, "odf") == [  # issue 35: c -> cc is only a likely rename: a removal and an addition
+        ("odf.no-removal", "c"),
+        ("odf.added-must-be-optional", "cc"),
+        ("odf.added-must-be-optional", "r"),
+        ("odf.no-type-change", "a"),
+        ("odf.no-nullability-change", "b"),
+    ]
+    stated = rec(f("a", "long"), f("b", "string"), f("cc", "int", aliases=["c"]), f("r", "int"))
+    assert rules_of(old, stated, "odf") == [
         ("odf.added-must-be-optional", "r"),
         ("odf.no-rename", "cc"),
         ("odf.no-type-change", "a"),
@@ -484,7 +502,10 @@ def test_datamine_type_change_inside_a_nested_table():
 
 def test_datamine_rename_needs_the_same_datamine_type():
     old = dm(col(1, "a", "INT32"), col(2, "b", "INT16"))
-    assert dm_rules(old, dm(col(1, "a", "INT32"), col(2, "c", "Short"))) == [("datamine.no-removal", "c")]
+    # issue 35: a likely rename (same position and DataMine type) is a suggestion: b is removed
+    assert dm_rules(old, dm(col(1, "a", "INT32"), col(2, "c", "Short"))) == [("datamine.no-removal", "b")]
+    assert kinds(dm_diff(old, dm(col(1, "a", "INT32"), col(2, "c", "Short")))) == [
+        ("removed", "b"), ("added", "c"), ("likely_renamed", "c")]
     assert kinds(dm_diff(old, dm(col(1, "a", "INT32"), col(2, "c", "BYTE")))) == [("removed", "b"), ("added", "c")]
 
 
@@ -549,7 +570,9 @@ def test_datamine_sort_key_of_a_retyped_or_renamed_field_is_the_same_key():
     retyped = dm(col(1, "ts", "INT32", isRequired=True, isAscSortKey=True), col(2, "k", "STRING", isRequired=True))
     assert dm_rules(SORTED, retyped) == [("datamine.no-type-change", "ts")]
     renamed = dm(col(1, "at", "INT64", isRequired=True, isAscSortKey=True), col(2, "k", "STRING", isRequired=True))
-    assert dm_rules(SORTED, renamed) == [("datamine.no-removal", "at")]
+    # issue 35: ts -> at is only a likely rename (DataMine states none): ts removed, at added, the key moved
+    assert dm_rules(SORTED, renamed) == [("datamine.no-removal", "ts"), ("datamine.no-new-required", "at"),
+                                         ("datamine.sort-key-changed", "at")]
 
 
 def test_datamine_sort_key_needs_the_datamine_diff():
