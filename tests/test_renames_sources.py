@@ -117,7 +117,7 @@ def test_sql_changes_give_a_rename_change_per_statement_that_renames() -> None:
     assert isinstance(commented, RenameChange) and commented.note == "ALTER TABLE t RENAME TO u"
     assert change.renames == ((field_urn(daily, "revenue"), field_urn(daily, "gross")),)
     assert (table.dataset, table.from_dataset, table.renames) == (ds("mart.revenue_daily"), daily, ())
-    assert table.source == "sql" and table.ts == 42
+    assert table.source == "sql" and [c.ts for c in changes] == [42, 42, 43, 44]  # the renames in their order
 
 
 def test_a_file_of_renames_only_is_not_an_error_but_one_of_neither_still_is() -> None:
@@ -134,7 +134,8 @@ def test_a_sql_event_renames_at_its_time_on_its_platform() -> None:
     orders = "urn:li:dataset:(urn:li:dataPlatform:snowflake,sales.orders,DEV)"
     assert isinstance(col, RenameChange) and isinstance(table, RenameChange)
     assert col.renames == ((field_urn(orders, "amount"), field_urn(orders, "total")),)
-    assert col.ts == table.ts == 1767312000000 and col.origin == "events.jsonl:3" and col.by == "migrations"
+    assert (col.ts, table.ts) == (1767312000000, 1767312000001)  # the second rename just after the first
+    assert col.origin == "events.jsonl:3" and col.by == "migrations"
     assert table.from_dataset == orders and table.dataset == orders.replace("sales.orders,", "sales.orders_v2,")
 
 
@@ -390,6 +391,19 @@ def test_a_script_that_renames_then_reads_the_new_name(graph: Any) -> None:
     report = ds("mart.report")
     res = graph.upstream(field_urn(report, "gross"))
     assert [(h.urn, h.rename) for h in res.hops] == [(field_urn(DAILY, "gross"), False),
+                                                     (field_urn(DAILY, "revenue"), True),
+                                                     (field_urn(ORDERS, "amount"), False)]
+
+
+@pytest.mark.integration
+@WITH_MEMORY
+def test_renames_a_script_chains_are_followed(graph: Any) -> None:
+    """A script's renames keep its order (a to b, then b to c, at the script's one time): the walk follows both."""
+    _fed(graph)
+    graph.ingest(sql_changes("ALTER TABLE mart.daily RENAME COLUMN revenue TO gross; ALTER TABLE mart.daily RENAME "
+                             "COLUMN gross TO gross_usd", dialect="spark", names=TableNames("hive"), ts=T1))
+    res = graph.upstream(field_urn(DAILY, "gross_usd"))
+    assert [(h.urn, h.rename) for h in res.hops] == [(field_urn(DAILY, "gross"), True),
                                                      (field_urn(DAILY, "revenue"), True),
                                                      (field_urn(ORDERS, "amount"), False)]
 

@@ -10,7 +10,9 @@ Only ``sql`` is required. Each statement that writes a table (INSERT, CREATE TAB
 becomes one :class:`~fieldgraph.changes.SqlChange`; a SELECT needs ``target`` (the table that holds its
 results: a name or a dataset URN); a statement that renames a column or a table (``ALTER TABLE t RENAME COLUMN
 a TO b``, ``ALTER TABLE t RENAME TO u``, Hive's ``CHANGE COLUMN a b type``: :func:`~fieldgraph.sqllineage.rename_of`)
-becomes a :class:`~fieldgraph.changes.RenameChange` (``source`` sql, ``by`` the job, ``note`` the statement);
+becomes a :class:`~fieldgraph.changes.RenameChange` (``source`` sql, ``by`` the job, ``note`` the statement; the
+text's k-th rename is stamped k ms after ``time``, so the renames of a script keep their order: ``a`` to ``b``
+then ``b`` to ``c`` is a chain);
 other statements (DDL, SET, USE) are skipped. Table names become
 dataset URNs on ``platform`` (default: the dialect, else ``sql``), an unqualified name prefixed with
 ``database``. ``job`` names the job the edges are kept under (default: one per statement text, so
@@ -21,6 +23,7 @@ stamps them. A statement sqlglot cannot parse is rejected with its line, column 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
 from fieldgraph.changes import Change, RenameChange, SqlChange
@@ -69,7 +72,8 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
             renamed = rename_of(st)
             if renamed is not None:
                 note = st.parsed().sql(dialect=st.dialect, comments=False)  # the statement, without its comments
-                out += rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=note)
+                for c in rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=note):
+                    out.append(replace(c, ts=ts + sum(isinstance(o, RenameChange) for o in out)))
             continue
         if st.kind == "select" and not target:
             if len(statements) == 1:
