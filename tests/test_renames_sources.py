@@ -258,6 +258,7 @@ def test_fieldgraph_sql_writes_the_renames_of_a_mixed_file(handed: list[Change],
     assert [type(c) for c in handed] == [RenameChange, SqlChange, RenameChange]
     assert all(before <= c.ts <= time.time() * 1000 and c.source == "sql" and c.origin == str(script)
                for c in renames)
+    assert [c.ts - renames[0].ts for c in renames] == [0, 1]  # in their order
     out = json.loads(res.stdout)
     assert out["written"] is True and len(out["statements"]) == 1
     assert [(r["dataset"], r["fromDataset"], r["renames"]) for r in out["renames"]] == [
@@ -265,6 +266,15 @@ def test_fieldgraph_sql_writes_the_renames_of_a_mixed_file(handed: list[Change],
     res = CliRunner().invoke(app, ["sql", str(script), "--dialect", "spark", "--database", "shop"])
     assert "renamed shop.orders.amount -> shop.orders.amount_usd" in res.stdout
     assert "renamed hive:shop.orders -> hive:shop.orders_v2" in res.stdout and "wrote 2 renames" in res.stdout
+
+
+def test_fieldgraph_sql_keeps_the_order_of_renames_across_files(handed: list[Change], tmp_path: Path) -> None:
+    first, second = tmp_path / "1.sql", tmp_path / "2.sql"
+    first.write_text("ALTER TABLE t RENAME COLUMN a TO b")
+    second.write_text("ALTER TABLE t RENAME COLUMN b TO c")
+    assert CliRunner().invoke(app, ["sql", str(first), str(second)]).exit_code == 0
+    a_b, b_c = handed
+    assert a_b.ts + 1 == b_c.ts and a_b.origin == str(first) and b_c.origin == str(second)
 
 
 def test_fieldgraph_sql_dry_run_shows_renames_and_writes_nothing(handed: list[Change]) -> None:

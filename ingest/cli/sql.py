@@ -62,7 +62,7 @@ def sql_cmd(
 
 def _changes(files: list[Path], names: TableNames, *, dialect: str | None, job: str | None, target: str | None
              ) -> list[Change]:
-    """The SQL changes of the files' statements (``-``: stdin), stamped now."""
+    """The SQL changes of the files' statements (``-``: stdin), stamped now (renames in their order, a ms apart)."""
     import time
 
     from fieldgraph.ingest.sources.sql import sql_changes
@@ -72,7 +72,8 @@ def _changes(files: list[Path], names: TableNames, *, dialect: str | None, job: 
     for path in files:
         text = sys.stdin.read() if str(path) == "-" else _read(path)
         with about(Path("<stdin>") if str(path) == "-" else path):
-            changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now,
+            renames = sum(isinstance(c, RenameChange) for c in changes)  # a later file's renames come after
+            changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now + renames,
                                    origin=str(path))
     return changes
 
