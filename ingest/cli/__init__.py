@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fieldgraph.ingest.cli import backfill, graph, kafka, schema, serve, sources, sql
+from fieldgraph.ingest.cli import backfill, graph, kafka, rename, schema, serve, sources, sql
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, Commands
 from fieldgraph.ingest.cli.logs import FORMATS, LEVELS, setup_logging
 
@@ -75,6 +75,7 @@ for _name, _command in (
     ("tagged", sources.tagged_cmd),
     ("lineage-summary", sources.lineage_summary_cmd),
     ("sql", sql.sql_cmd),
+    ("rename", rename.rename_cmd),
     ("serve", serve.serve_cmd),
 ):
     app.command(_name)(_command)

@@ -4,7 +4,9 @@
   client's HTTP transport and the Spark and Airflow integrations can send here;
 - ``POST /aspects?action=ingestProposal`` / ``ingestProposalBatch``: DataHub GMS's endpoints for its REST emitter
   (with ``GET /config``, which the emitter asks first);
-- ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads.
+- ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads;
+- ``POST /renames``: a rename stated by hand (``fieldgraph rename``'s), ``{"old", "new", "at"?, "note"?}`` for a
+  field or ``{"oldDataset", "newDataset", ...}`` for a dataset; 400 with the reason when it cannot be one.
 
 Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
 422 with its reason and appended to the rejects file, as ``fieldgraph ingest`` does; the others in the same request
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -28,6 +31,7 @@ from fieldgraph.ingest.replay import Reject, write_rejects
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.datahub import decode_datahub_event
 from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
+from fieldgraph.ingest.sources.renames import decode_rename_request, rename_json
 
 from .guard import parse_json, read_body
 from .state import Service, ServiceDep, readable, writable
@@ -39,6 +43,8 @@ log = logging.getLogger(__name__)
 WRITE_WAIT_S = 30.0
 
 Decoder = Callable[[Any, str], list[Change]]
+#: who a write through the HTTP API is by (``by`` of a rename): the service has one token, without a name
+API_WRITER = "api"
 
 router = APIRouter(tags=["writes"])
 
@@ -134,6 +140,23 @@ async def events(request: Request, svc: ServiceDep) -> Response:
         return decode_event(obj, origin, platforms=svc.platforms)
 
     return await _ingest(request, svc, batch, decode, "events", {"written": len(batch)})
+
+
+@router.post("/renames", status_code=201, dependencies=[Depends(writable)])
+async def renames(request: Request, svc: ServiceDep) -> Response:
+    """A rename stated by hand (as ``fieldgraph rename``): ``{"old": <field URN>, "new": <field URN>}`` in one
+    dataset, or ``{"oldDataset": <URN>, "newDataset": <URN>}``; ``at`` (ms or ISO 8601, default now) and ``note``
+    optional. 201 with the rename written; 400 naming what cannot be a rename. ``source`` api, ``by`` api (the
+    service's token has no name)."""
+    body = await _body(request, svc, "the rename")
+    n = next(svc.requests)
+    change = decode_rename_request(body, now=int(time.time() * 1000), source="api", by=API_WRITER,
+                                   origin=f"http:{n}:0")
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return [change]
+
+    return await _ingest(request, svc, [body], decode, "renames", {"rename": rename_json(change)}, 201)
 
 
 @router.get("/config", dependencies=[Depends(readable)])
