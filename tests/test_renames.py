@@ -104,6 +104,7 @@ def test_a_renamed_field_keeps_its_lineage(graph: Any) -> None:
     assert reached(graph.downstream(x, as_of=15)) == [("x", "a", False)]
     assert [r.field_path for r in graph.fields(D, as_of=15) if not r.removed] == ["a", "k"]
     assert [r.field_path for r in graph.fields(D) if not r.removed] == ["b", "k"]
+    assert graph.stats().renames == 1
 
 
 @WITH_MEMORY
