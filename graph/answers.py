@@ -416,11 +416,12 @@ class GraphStats:
     data_derived_from_edges: int
     past_data_derived_from_edges: int
     past_field_states: int
+    renames: int
 
     #: the column of each count, in order
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "datasets", "placeholderDatasets", "fields", "removedFields", "placeholderFields", "ambiguousReferences",
-        "hasFieldEdges", "dataDerivedFromEdges", "pastDataDerivedFromEdges", "pastFieldStates")
+        "hasFieldEdges", "dataDerivedFromEdges", "pastDataDerivedFromEdges", "pastFieldStates", "renames")
 
     @classmethod
     def from_row(cls, r: Row) -> GraphStats:

@@ -1111,6 +1111,9 @@ class MemoryStore(GraphStore):
     def _stats_9(self, p: Mapping[str, Any]) -> list[Row]:
         return [{"pastFieldStates": sum(1 for n in self._nodes.values() if n.label == "FieldState")}]
 
+    def _stats_10(self, p: Mapping[str, Any]) -> list[Row]:
+        return [{"renames": sum(1 for e in self._edges() if e.type == "RenamedFrom")}]
+
     def _placeholders(self, ambiguous: bool) -> list[Row]:
         out = []
         for f in self._holding(ambiguous):

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fieldgraph.ingest.cli import backfill, edges, graph, kafka, schema, serve, sources, sql
+from fieldgraph.ingest.cli import backfill, edges, graph, kafka, rename, schema, serve, sources, sql
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, Commands
 from fieldgraph.ingest.cli.logs import FORMATS, LEVELS, setup_logging
 
@@ -69,11 +69,13 @@ for _name, _command in (
     ("worker", kafka.worker_cmd),
     ("emit", kafka.emit_cmd),
     ("diff", schema.diff_cmd),
+    ("set-schema", schema.set_schema_cmd),
     ("tag", sources.tag_cmd),
     ("tags", sources.tags_cmd),
     ("tagged", sources.tagged_cmd),
     ("lineage-summary", sources.lineage_summary_cmd),
     ("sql", sql.sql_cmd),
+    ("rename", rename.rename_cmd),
     ("serve", serve.serve_cmd),
 ):
     app.command(_name)(_command)

@@ -6,7 +6,9 @@
   (with ``GET /config``, which the emitter asks first);
 - ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads;
 - ``POST /api/v1/edges`` and ``POST /api/v1/edges/remove``: a lineage edge drawn by hand, or its removal (as
-  ``fieldgraph edge add`` and ``edge remove``).
+  ``fieldgraph edge add`` and ``edge remove``);
+- ``POST /renames``: a rename stated by hand (``fieldgraph rename``'s), ``{"old", "new", "at"?, "note"?}`` for a
+  field or ``{"oldDataset", "newDataset", ...}`` for a dataset; 400 with the reason when it cannot be one.
 
 Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
 422 with its reason and appended to the rejects file, as ``fieldgraph ingest`` does; the others in the same request
@@ -31,6 +33,7 @@ from fieldgraph.ingest.replay import Reject, write_rejects
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.datahub import decode_datahub_event
 from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
+from fieldgraph.ingest.sources.renames import decode_rename_request, rename_json
 from fieldgraph.ingest.times import parse_time
 
 from .guard import parse_json, read_body
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 WRITE_WAIT_S = 30.0
 
 Decoder = Callable[[Any, str], list[Change]]
+#: who a write through the HTTP API is by (``by`` of a rename): the service has one token, without a name
+API_WRITER = "api"
 
 router = APIRouter(tags=["writes"])
 
@@ -140,10 +145,6 @@ async def events(request: Request, svc: ServiceDep) -> Response:
     return await _ingest(request, svc, batch, decode, "events", {"written": len(batch)})
 
 
-#: who drew or removed an edge over HTTP when the request does not say (the service's token has no name)
-API_USER = "api"
-
-
 @router.post("/api/v1/edges", status_code=201, dependencies=[Depends(writable)])
 async def draw_edge(request: Request, svc: ServiceDep) -> Response:
     """A lineage edge drawn by hand (as ``fieldgraph edge add``): ``{"downstream": URN, "upstream": URN,
@@ -200,8 +201,25 @@ def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
         raise InputError(f"the edge's 'at' is ms since the epoch or an ISO 8601 time, got {type(at).__name__}")
     when = parse_time(None if at is None else str(at), "at")
     return ManualEdgeChange.of(obj["downstream"], obj["upstream"], transformation=obj.get("transformation"),
-                               note=obj.get("note"), by=obj.get("by") or API_USER, remove=remove, origin=origin,
+                               note=obj.get("note"), by=obj.get("by") or API_WRITER, remove=remove, origin=origin,
                                ts=int(time.time() * 1000) if when is None else when)
+
+
+@router.post("/renames", status_code=201, dependencies=[Depends(writable)])
+async def renames(request: Request, svc: ServiceDep) -> Response:
+    """A rename stated by hand (as ``fieldgraph rename``): ``{"old": <field URN>, "new": <field URN>}`` in one
+    dataset, or ``{"oldDataset": <URN>, "newDataset": <URN>}``; ``at`` (ms or ISO 8601, default now) and ``note``
+    optional. 201 with the rename written; 400 naming what cannot be a rename. ``source`` api, ``by`` api (the
+    service's token has no name)."""
+    body = await _body(request, svc, "the rename")
+    n = next(svc.requests)
+    change = decode_rename_request(body, now=int(time.time() * 1000), source="api", by=API_WRITER,
+                                   origin=f"http:{n}:0")
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return [change]
+
+    return await _ingest(request, svc, [body], decode, "renames", {"rename": rename_json(change)}, 201)
 
 
 @router.get("/config", dependencies=[Depends(readable)])
