@@ -126,8 +126,8 @@ class SqlError(EventError):
 
 
 class RenameError(InputError):
-    """A rename stated by hand (``fieldgraph rename``, ``POST /renames``) that cannot be one: a name that is not a
-    field (or dataset) URN, a field renamed into another dataset, a new name that is the old one."""
+    """A rename stated by hand (``fieldgraph rename``, ``POST /api/v1/renames``) that cannot be one: a name that is
+    not a field (or dataset) URN, a field renamed into another dataset, a new name that is the old one."""
 
 
 class ConfigError(InputError):

@@ -1,6 +1,6 @@
-"""Renames stated outside schemas: SQL DDL (``fieldgraph sql``, SQL events), ``fieldgraph rename`` and ``POST
-/renames``. Each becomes a :class:`~fieldgraph.changes.RenameChange` (checked here on the changes the sources give and
-the graph is handed); end to end, on the in-memory store and both backends, lineage upstream of the new name reaches
+"""Renames stated outside schemas: SQL DDL (``fieldgraph sql``, SQL events), ``fieldgraph rename`` and
+``POST /api/v1/renames``. Each becomes a :class:`~fieldgraph.changes.RenameChange` (checked here on the changes the
+sources give and the graph is handed); end to end, on the in-memory store and both backends, lineage upstream of the new name reaches
 what fed the old one, across a hop marked as a rename."""
 
 from __future__ import annotations
@@ -338,19 +338,19 @@ def test_post_renames_writes_the_rename_with_the_api_as_its_source(graph: Any, t
     config = ServeConfig(token=TOKEN, rate_limit=0, rejects=tmp_path / "rejects.jsonl")
     with served(graph, config) as s:
         body = {"old": sf(A, "amount"), "new": sf(A, "amount_usd"), "at": 1000, "note": "dollars"}
-        assert s.http.post("/renames", json=body).status_code == 401  # the write token
-        r = s.http.post("/renames", json=body, headers=AUTH)
+        assert s.http.post("/api/v1/renames", json=body).status_code == 401  # the write token
+        r = s.http.post("/api/v1/renames", json=body, headers=AUTH)
         assert r.status_code == 201, r.text
         assert r.json()["rename"] == {"dataset": A, "fromDataset": None, "renames": [
             {"old": field_urn(A, "amount"), "new": field_urn(A, "amount_usd")}], "time": 1000, "source": "api",
             "by": "api", "note": "dollars"}
-        r = s.http.post("/renames", json={"oldDataset": A, "newDataset": B}, headers=AUTH)
+        r = s.http.post("/api/v1/renames", json={"oldDataset": A, "newDataset": B}, headers=AUTH)
         assert r.status_code == 201 and r.json()["rename"]["fromDataset"] == A
         for bad, says in (({"old": "amount", "new": sf(A, "b")}, "old 'amount' is not a field URN"),
                           ({"old": sf(A, "a"), "new": sf(B, "a")}, "fields of two datasets")):
-            r = s.http.post("/renames", json=bad, headers=AUTH)
+            r = s.http.post("/api/v1/renames", json=bad, headers=AUTH)
             assert r.status_code == 400 and says in r.json()["error"] and r.json()["kind"] == "RenameError"
-        assert "/renames" in s.http.get("/openapi.json").json()["paths"]
+        assert "/api/v1/renames" in s.http.get("/openapi.json").json()["paths"]
     renames = [c for c in seen if isinstance(c, RenameChange)]
     assert [(c.dataset, c.from_dataset, c.source, c.by) for c in renames] == [(A, None, "api", "api"),
                                                                              (B, A, "api", "api")]
@@ -358,7 +358,7 @@ def test_post_renames_writes_the_rename_with_the_api_as_its_source(graph: Any, t
     with served(graph, config) as s:  # and the graph follows it
         _fed(graph)
         body = {"old": sf(DAILY, "revenue"), "new": sf(DAILY, "gross"), "at": T1}
-        assert s.http.post("/renames", json=body, headers=AUTH).status_code == 201
+        assert s.http.post("/api/v1/renames", json=body, headers=AUTH).status_code == 201
         _reaches_across_a_rename(graph, field_urn(DAILY, "gross"), field_urn(DAILY, "revenue"))
 
 

@@ -7,7 +7,7 @@
 - ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads;
 - ``POST /api/v1/edges`` and ``POST /api/v1/edges/remove``: a lineage edge drawn by hand, or its removal (as
   ``fieldgraph edge add`` and ``edge remove``);
-- ``POST /renames``: a rename stated by hand (``fieldgraph rename``'s), ``{"old", "new", "at"?, "note"?}`` for a
+- ``POST /api/v1/renames``: a rename stated by hand (``fieldgraph rename``'s), ``{"old", "new", "at"?, "note"?}`` for a
   field or ``{"oldDataset", "newDataset", ...}`` for a dataset; 400 with the reason when it cannot be one.
 
 Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
@@ -205,7 +205,7 @@ def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
                                ts=int(time.time() * 1000) if when is None else when)
 
 
-@router.post("/renames", status_code=201, dependencies=[Depends(writable)])
+@router.post("/api/v1/renames", status_code=201, dependencies=[Depends(writable)])
 async def renames(request: Request, svc: ServiceDep) -> Response:
     """A rename stated by hand (as ``fieldgraph rename``): ``{"old": <field URN>, "new": <field URN>}`` in one
     dataset, or ``{"oldDataset": <URN>, "newDataset": <URN>}``; ``at`` (ms or ISO 8601, default now) and ``note``

@@ -1,4 +1,4 @@
-"""Renames stated by hand: ``fieldgraph rename`` and ``POST /renames`` (a SQL statement's are :mod:`.sql`'s).
+"""Renames stated by hand: ``fieldgraph rename`` and ``POST /api/v1/renames`` (a SQL statement's are :mod:`.sql`'s).
 
 A field rename names two field URNs of one dataset (their paths v2, v1 dotted or RFC slash paths, resolved by the
 graph against the dataset's schema: a name no schema lists becomes a placeholder); a dataset rename names two
@@ -87,7 +87,7 @@ def decode_rename_request(obj: Any, *, now: int, source: str = "api", by: str | 
 
 
 def rename_json(c: RenameChange) -> dict[str, Any]:
-    """A rename's JSON form (``fieldgraph rename --json``, ``fieldgraph sql --json``, ``POST /renames``)."""
+    """A rename's JSON form (``fieldgraph rename --json``, ``fieldgraph sql --json``, ``POST /api/v1/renames``)."""
     return {"dataset": c.dataset, "fromDataset": c.from_dataset,
             "renames": [{"old": old, "new": new} for old, new in c.renames],
             "time": c.ts, "source": c.source, "by": c.by, "note": c.note}
