@@ -14,4 +14,5 @@ RETURN count(f) AS ambiguousReferences;
 MATCH (:Dataset)-[e:HasField]->(:DatasetField) RETURN count(e) AS hasFieldEdges;
 MATCH ()-[e:DataDerivedFrom]->() RETURN count(e) AS dataDerivedFromEdges;
 MATCH ()-[e:PreviouslyDerivedFrom]->() RETURN count(e) AS pastDataDerivedFromEdges;
-MATCH (s:FieldState) RETURN count(s) AS pastFieldStates
+MATCH (s:FieldState) RETURN count(s) AS pastFieldStates;
+MATCH ()-[e:RenamedFrom]->() RETURN count(e) AS renames

@@ -17,6 +17,8 @@ the graph (``fieldgraph.graph``) plans and writes them. Nothing below the source
   (DataHub ``editableSchemaMetadata``); the newest replaces the rest;
 - :class:`DataJobChange`: a DataHub data job's whole column lineage (``dataJobInputOutput``), into every dataset
   it writes; the newest replaces the job's edges wherever they are;
+- :class:`ManualEdgeChange`: one lineage edge drawn (or removed) by hand (``fieldgraph edge``, the service's
+  ``/api/v1/edges``); no aspect, delete or job run ends it, only its own removal;
 - :class:`AspectDelete` and :class:`DatasetDelete`.
 
 Every change carries the URN it is about (:func:`subject`: ``dataset``, a canonical dataset URN; ``query`` in a
@@ -36,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_neve
 
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
+from fieldgraph.normalizers.urns import FieldUrn
 
 if TYPE_CHECKING:
     from fieldgraph.sqllineage import Statement
@@ -47,6 +50,8 @@ DATASET_UPSTREAM_LINEAGE: Literal["datasetUpstreamLineage"] = "datasetUpstreamLi
 JOB_LINEAGE: Literal["jobLineage"] = "jobLineage"
 EDITABLE_SCHEMA_METADATA: Literal["editableSchemaMetadata"] = "editableSchemaMetadata"
 DATA_JOB_INPUT_OUTPUT: Literal["dataJobInputOutput"] = "dataJobInputOutput"
+#: the ``source`` and ``sourceFormat`` of a lineage edge drawn by hand (:class:`ManualEdgeChange`)
+MANUAL: Literal["manual"] = "manual"
 
 LineageAspect: TypeAlias = Literal["upstreamLineage", "datasetUpstreamLineage"]
 AspectName: TypeAlias = Literal["schemaMetadata", "upstreamLineage", "datasetUpstreamLineage", "jobLineage",
@@ -333,6 +338,39 @@ class RenameChange:
     aspect: ClassVar[str] = "rename"
 
 
+@pickled_by_fields
+@dataclass(frozen=True, slots=True)
+class ManualEdgeChange:
+    """One lineage edge drawn by hand at ``ts`` (``remove``: removed), into a field of ``dataset``: ``edge`` (field
+    references, as in any lineage; its properties' ``source_format`` is ``manual``). ``by``: who drew or removed
+    it; ``note``: why. A drawn edge holds from ``ts`` until it is removed: no lineage aspect, delete or job run
+    ends it. Drawing an edge that holds changes nothing; drawing it after its removal holds it again, from then;
+    removing it keeps the interval it held (for as-of questions). Build one with :meth:`of`."""
+
+    dataset: str
+    edge: FieldEdge
+    remove: bool = False
+    by: str | None = None
+    note: str | None = None
+    ts: int = 0
+    origin: str = ""
+    aspect: ClassVar[str] = MANUAL
+
+    @classmethod
+    def of(cls, downstream: str, upstream: str, *, transformation: str | None = None, note: str | None = None,
+           by: str | None = None, ts: int = 0, remove: bool = False, origin: str = "") -> ManualEdgeChange:
+        """The change drawing (or removing) the edge ``downstream`` <- ``upstream`` (field URNs; the path v2, v1
+        dotted or an RFC slash path). ``transformation`` names the operation as DataHub's ``transformOperation``
+        does (``SUM`` is an aggregation, ``HASH`` masks, which stops tags); none: an edge the value flows along
+        (DIRECT). :class:`~fieldgraph.errors.UrnError` if either is not a field URN."""
+        down = FieldUrn.parse(downstream)
+        FieldUrn.parse(upstream)
+        subtype, masking = operation_subtype(transformation) if transformation else (None, False)
+        props = EdgeProps(MANUAL, transformation=transformation or None, subtype=subtype, masking=masking)
+        return cls(str(down.dataset), FieldEdge(downstream, upstream, props), remove, by or None, note or None, ts,
+                   origin)
+
+
 #: the stamp of a delete that has none of its own (DataHub's ``MetadataChangeProposalWrapper`` sends DELETEs
 #: without ``systemMetadata``): it is applied in arrival order, as newer than what the store holds when it
 #: arrives and than the changes of its aspect that came before it (the planner gives it that stamp)
@@ -366,7 +404,7 @@ class DatasetDelete:
 
 #: a change of one aspect (every change but a whole-dataset delete)
 AspectChange: TypeAlias = (SchemaChange | LineageChange | JobLineageChange | SqlChange | QueryChange
-                           | EditableSchemaChange | DataJobChange | RenameChange | AspectDelete)
+                           | EditableSchemaChange | DataJobChange | RenameChange | ManualEdgeChange | AspectDelete)
 Change: TypeAlias = AspectChange | DatasetDelete
 
 
@@ -381,6 +419,8 @@ def subject(change: Change) -> str:
     (:class:`DataJobChange`)."""
     match change:
         case QueryChange(query=urn) | DataJobChange(job=urn):
+            return urn
+        case ManualEdgeChange(dataset=urn):
             return urn
         case (SchemaChange(dataset=urn) | LineageChange(dataset=urn) | JobLineageChange(dataset=urn)
               | SqlChange(dataset=urn) | EditableSchemaChange(dataset=urn) | RenameChange(dataset=urn)
@@ -410,6 +450,8 @@ def references(change: Change) -> list[str]:
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
         case SqlChange(tables=tables):
             return [urn for _, urn in tables]
+        case ManualEdgeChange(edge=edge):
+            return [edge.upstream]
         case RenameChange(renames=renames, from_dataset=from_dataset):
             return [old for old, _ in renames] + [new for _, new in renames] + \
                 ([from_dataset] if from_dataset else [])
@@ -424,6 +466,7 @@ __all__ = [
     "DATA_JOB_INPUT_OUTPUT", "DIRECT", "DataJobChange", "DatasetDelete", "EDITABLE_SCHEMA_METADATA", "EdgeKind",
     "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
     "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RenameChange",
+    "MANUAL", "ManualEdgeChange",
     "RunOperations", "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
     "carries_metadata", "operation_subtype", "references", "subject", "where",
 ]

@@ -11,6 +11,7 @@
     │   │   ├── MessageDecodeError       a Kafka message value that is not JSON or Avro (kind)
     │   │   ├── CdapLineageError         CDAP operations that are not an operation graph
     │   │   └── SqlError                 SQL that cannot be parsed (line, column) or derived
+    │   ├── RenameError                  a stated rename that cannot be one (not fields, two datasets, no change)
     │   └── ConfigError                  a bad setting: flag, environment, config file, --graph URI
     │       ├── GraphURIError
     │       └── MissingExtraError        a part of fieldgraph whose optional dependencies are not installed
@@ -124,6 +125,11 @@ class SqlError(EventError):
     """A SQL text that cannot be read or derived: where (the statement, its line and column) and sqlglot's reason."""
 
 
+class RenameError(InputError):
+    """A rename stated by hand (``fieldgraph rename``, ``POST /api/v1/renames``) that cannot be one: a name that is
+    not a field (or dataset) URN, a field renamed into another dataset, a new name that is the old one."""
+
+
 class ConfigError(InputError):
     """A setting fieldgraph cannot use (flag, environment variable, config file): names it and says why."""
 
@@ -228,6 +234,6 @@ __all__ = [
     "AOFDamaged", "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError",
     "EventError", "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused",
     "GraphURIError", "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError",
-    "NotFoundError", "QueryTimeout", "SchemaNormalizationError", "SourceUnavailable", "SqlError",
+    "NotFoundError", "QueryTimeout", "RenameError", "SchemaNormalizationError", "SourceUnavailable", "SqlError",
     "TransientError", "UrnError", "WorkerError", "require",
 ]

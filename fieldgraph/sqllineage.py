@@ -36,7 +36,7 @@ from typing import Any, Literal, TypeAlias, cast
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.dialect import Dialects
+from sqlglot.dialects.dialect import Dialect, Dialects
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, TokenError
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
@@ -252,6 +252,152 @@ def _name(e: exp.Expression) -> str:
     if ident is None:
         return e.name
     return ident.name if ident.quoted else ident.name.lower()
+
+
+# --- renames ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SqlRename:
+    """A rename a statement states (it has no lineage): of columns of ``table`` (``columns``: (old, new) dotted
+    paths as the statement spells them; a nested field keeps its parent), or of ``table`` itself to ``new_table``
+    (a new name with fewer parts than the old takes the old's leading parts: ``RENAME TO u`` stays in its schema).
+    Table names are dotted and lower-case, as :func:`table_key` writes them."""
+
+    table: str
+    columns: tuple[tuple[str, str], ...] = ()
+    new_table: str | None = None
+
+
+def rename_of(statement: Statement) -> SqlRename | None:
+    """The rename ``statement`` states, else ``None``: ``ALTER TABLE t RENAME COLUMN a TO b`` (and Postgres's and
+    DuckDB's ``RENAME a TO b``), Hive's and Spark's ``CHANGE [COLUMN] a b type``, MySQL's ``CHANGE COLUMN a b
+    type``, ``ALTER TABLE|VIEW t RENAME TO u``, and T-SQL's ``EXEC sp_rename 't.a', 'b', 'COLUMN'`` and
+    ``EXEC sp_rename 't', 'u'``. A ``CHANGE`` that keeps the name is no rename."""
+    if statement.kind != "other":
+        return None
+    tree = statement.parsed()
+    if isinstance(tree, exp.Execute):
+        return _sp_rename(tree)
+    if isinstance(tree, exp.Command):
+        return _command_rename(tree, statement.dialect)
+    return _alter_rename(tree)
+
+
+def _alter_rename(tree: Any) -> SqlRename | None:
+    """The rename of an ``ALTER TABLE|VIEW`` sqlglot parsed."""
+    if not isinstance(tree, exp.Alter) or not isinstance(tree.this, exp.Table) or \
+            str(tree.args.get("kind") or "TABLE").upper() not in ("TABLE", "VIEW", "MATERIALIZED VIEW"):
+        return None
+    table = table_key(tree.this)
+    columns: list[tuple[str, str]] = []
+    new_table: str | None = None
+    to = [o.this for o in tree.args.get("options") or () if isinstance(o, exp.ToTableProperty)]
+    for action in tree.args.get("actions") or ():
+        if isinstance(action, exp.RenameColumn):
+            old = _path(action.this)
+            columns.append((old, _renamed(old, _path(action.args["to"]))))
+        elif isinstance(action, exp.AlterRename) and to and isinstance(action.this, exp.Table):
+            columns.append((_path(action.this), _path(to[0])))  # Postgres's RENAME a TO b, as sqlglot reads it
+        elif isinstance(action, exp.AlterRename) and isinstance(action.this, exp.Table):
+            new_table = _moved(table, table_key(action.this))
+        elif isinstance(action, exp.AlterColumn) and action.args.get("rename_to") is not None:
+            columns.append((_path(action.this), _path(action.args["rename_to"])))
+        elif isinstance(action, exp.ModifyColumn) and action.args.get("rename_from") is not None:
+            columns.append((_path(action.args["rename_from"]), _path(action.this)))
+    columns = [(old, new) for old, new in columns if not _same(old, new)]
+    if not columns and new_table in (None, table):
+        return None
+    return SqlRename(table, tuple(columns), None if new_table == table else new_table)
+
+
+def _path(e: Any) -> str:
+    """A column's dotted path as written (quoted or not: field names keep their case)."""
+    if isinstance(e, exp.ColumnDef):
+        e = e.this
+    parts = e.parts if isinstance(e, (exp.Column, exp.Table)) else [e]
+    return ".".join(p.name for p in parts)
+
+
+def _renamed(old: str, new: str) -> str:
+    """The new path of a nested field renamed by its name only (``RENAME COLUMN s.a TO b``: ``s.b``)."""
+    parent = old.split(".")[:-1]
+    return ".".join([*parent[:len(parent) - new.count(".")], new])
+
+
+def _moved(old: str, new: str) -> str:
+    """The new table name, with the old's leading parts where the new has fewer."""
+    parts = old.split(".")
+    return ".".join([*parts[:len(parts) - new.count(".") - 1], new])
+
+
+def _same(old: str, new: str) -> bool:
+    """The same column: SQL names are compared without case (``CHANGE a A INT`` keeps the column)."""
+    return old.lower() == new.lower()
+
+
+def _command_rename(tree: exp.Command, dialect: str | None) -> SqlRename | None:
+    """Renames in statements sqlglot keeps as text: an ``ALTER TABLE`` of several actions (BigQuery's ``RENAME
+    COLUMN a TO b, RENAME COLUMN c TO d``), each action read as an ``ALTER`` of its own, and MySQL's ``RENAME TABLE
+    t TO u`` (one table: several are several renames, which one statement cannot give)."""
+    verb = str(tree.this).upper()
+    body = tree.expression.this if isinstance(tree.expression, exp.Expression) else str(tree.expression or "")
+    if verb not in ("ALTER", "RENAME") or not re.search(r"\b(RENAME|CHANGE)\b", f"{verb} {body}", re.I):
+        return None
+    try:
+        pieces = _top_level(body, dialect)
+        if verb == "RENAME":
+            m = re.fullmatch(r"\s*TABLE\s+(.+?)\s+TO\s+(.+?)\s*", body, re.I | re.S)
+            if len(pieces) != 1 or m is None:
+                return None
+            old, new = (table_key(exp.to_table(n, dialect=dialect)) for n in m.groups())
+            return SqlRename(old, (), new) if old != new else None
+        first = sqlglot.parse_one(f"ALTER {pieces[0]}", read=dialect, error_level=ErrorLevel.RAISE)
+        if not isinstance(first, exp.Alter) or not isinstance(first.this, exp.Table):
+            return None
+        head = f"ALTER {first.args.get('kind') or 'TABLE'} {first.this.sql(dialect=dialect)}"
+        parts = [first] + [sqlglot.parse_one(f"{head} {p}", read=dialect, error_level=ErrorLevel.RAISE)
+                           for p in pieces[1:]]
+    except SqlglotError:
+        return None
+    renames = [_alter_rename(p) for p in parts]
+    columns = tuple(c for r in renames if r for c in r.columns)
+    new_tables = {r.new_table for r in renames if r and r.new_table}
+    if not columns and not new_tables:
+        return None
+    return SqlRename(table_key(first.this), columns, next(iter(new_tables)) if len(new_tables) == 1 else None)
+
+
+def _top_level(text: str, dialect: str | None) -> list[str]:
+    """``text`` cut at its commas outside parentheses (by sqlglot's tokens: quoted names keep theirs)."""
+    pieces, start, depth = [], 0, 0
+    for t in Dialect.get_or_raise(dialect).tokenize(text):
+        kind = t.token_type.name
+        depth += {"L_PAREN": 1, "R_PAREN": -1}.get(kind, 0)
+        if kind == "COMMA" and depth == 0:
+            pieces.append(text[start:t.start])
+            start = t.end + 1
+    return [*pieces, text[start:]]
+
+
+def _sp_rename(tree: exp.Execute) -> SqlRename | None:
+    """T-SQL's ``sp_rename 'objname', 'newname'[, 'COLUMN']`` (positional literals; brackets dropped)."""
+    if not isinstance(tree.this, exp.Table) or tree.this.name.lower() != "sp_rename":
+        return None
+    args = [a.this if isinstance(a, exp.Literal) and a.is_string else None for a in tree.expressions]
+    if len(args) not in (2, 3) or None in args:
+        return None
+    names = [p.strip("[]\"") for p in str(args[0]).split(".")]
+    new = str(args[1]).strip("[]\"")
+    kind = str(args[2]).upper() if len(args) == 3 else "OBJECT"
+    if kind == "COLUMN" and len(names) >= 2:
+        old = names[-1]
+        return None if old == new else SqlRename(".".join(names[:-1]).lower(), ((old, new),))
+    if kind == "OBJECT":
+        table = ".".join(names).lower()
+        moved = _moved(table, new.lower())
+        return None if moved == table else SqlRename(table, (), moved)
+    return None
 
 
 def dialect_of(platform: str) -> str | None:
@@ -972,5 +1118,5 @@ def _quote(name: str) -> str:
     return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
-__all__ = ["BY_NAME_CONFIDENCE", "SOURCE_FORMAT", "SqlEdge", "SqlError", "SqlLineage", "Statement", "derive",
-           "dialect_of", "match_tables", "parse_statements", "table_key"]
+__all__ = ["BY_NAME_CONFIDENCE", "SOURCE_FORMAT", "SqlEdge", "SqlError", "SqlLineage", "SqlRename", "Statement",
+           "derive", "dialect_of", "match_tables", "parse_statements", "rename_of", "table_key"]

@@ -133,6 +133,24 @@ class Impact:
 
 
 @dataclass(frozen=True, slots=True)
+class DrawnEdge:
+    """Whether an edge drawn by hand holds now from ``upstream`` into ``downstream`` (field URNs as stored):
+    ``hop``, the edge (its properties: ``by``, ``note``, ``validFrom``, ...), or None."""
+
+    downstream: str
+    upstream: str
+    hop: Hop | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.hop is not None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"downstream": self.downstream, "upstream": self.upstream, "holds": self.holds,
+                "edge": dict(self.hop.edge) if self.hop is not None else None}
+
+
+@dataclass(frozen=True, slots=True)
 class LineagePath:
     """A shortest lineage path between two fields (``path``: field URNs; empty: none found) and the walk that
     looked for it."""
@@ -398,11 +416,12 @@ class GraphStats:
     data_derived_from_edges: int
     past_data_derived_from_edges: int
     past_field_states: int
+    renames: int
 
     #: the column of each count, in order
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "datasets", "placeholderDatasets", "fields", "removedFields", "placeholderFields", "ambiguousReferences",
-        "hasFieldEdges", "dataDerivedFromEdges", "pastDataDerivedFromEdges", "pastFieldStates")
+        "hasFieldEdges", "dataDerivedFromEdges", "pastDataDerivedFromEdges", "pastFieldStates", "renames")
 
     @classmethod
     def from_row(cls, r: Row) -> GraphStats:
@@ -508,7 +527,8 @@ class FieldLineage:
                 "dropped": list(self.dropped), "edges": [h.to_json() for h in self.edges]}
 
 
-__all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFields", "DatasetHit", "EdgeRow",
+__all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFields", "DatasetHit", "DrawnEdge",
+           "EdgeRow",
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
            "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode"]

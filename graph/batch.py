@@ -23,6 +23,7 @@ from fieldgraph.changes import (
     EditableSchemaChange,
     JobLineageChange,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -165,6 +166,8 @@ def _written_keys(c: Change) -> Iterator[str]:
                 yield from (*c.operations.sources, *c.operations.destinations)
         case RenameChange():
             yield from (parse_field_ref(new)[0] for _, new in c.renames)
+        case ManualEdgeChange():  # its downstream's dataset is the one it names
+            pass
         case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
             pass
         case _:

@@ -30,6 +30,7 @@ from .answers import (
     DatasetEdge,
     DatasetFields,
     DatasetHit,
+    DrawnEdge,
     EdgeRow,
     FieldChange,
     FieldHit,
@@ -243,6 +244,13 @@ class LineageGraph:
             if any(h.urn == b for h in res.hops):
                 return LineagePath(tuple(res.path_to(b)), res)
         return LineagePath((), res)
+
+    def drawn_edge(self, downstream: str, upstream: str) -> DrawnEdge:
+        """Whether an edge drawn by hand (:class:`~fieldgraph.changes.ManualEdgeChange`) holds now from ``upstream``
+        into ``downstream``, and its properties. :class:`NotFoundError` if either field is not in the graph."""
+        down, up = self.resolve_field(downstream), self.resolve_field(upstream)
+        res = self.upstream(down, 1)
+        return DrawnEdge(down, up, next((h for h in res.hops if h.manual and h.urn == up), None))
 
     # ---- time-ranged lineage (CDAP's field lineage API) ----
 

@@ -28,6 +28,7 @@ _LINEAGE = ("DataDerivedFrom", "PreviouslyDerivedFrom")
 _FIELD_LINKS = (*_LINEAGE, "RenamedFrom")
 _JOB_FORMATS = ("cdap", "openlineage", "sql")
 _QUERY = "urn:li:query:"
+_MANUAL = "manual"
 #: the columns of read_state.cypher's compact rows
 _STATE_OF_DATASET = ("urn", "placeholder", "schemaVersion", "schemaTs", "upstreamLineageTs", "datasetUpstreamLineageTs")
 _STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position",
@@ -450,11 +451,12 @@ class MemoryStore(GraphStore):
                 self._delete(f)
         return []
 
-    def _close(self, e: _Edge, at: Any) -> None:
-        """``CREATE (d)-[p:PreviouslyDerivedFrom]->(u) SET p = properties(e), p.validTo = at DELETE e``."""
+    def _close(self, e: _Edge, at: Any) -> _Edge:
+        """``CREATE (d)-[p:PreviouslyDerivedFrom]->(u) SET p = properties(e), p.validTo = at DELETE e``: ``p``."""
         past = self._link(e.start, "PreviouslyDerivedFrom", e.end, _props(e.props))
         _put(past.props, "validTo", at)
         self._unlink(e)
+        return past
 
     def _close_lineage(self, p: Mapping[str, Any]) -> list[Row]:
         for row in p["rows"]:
@@ -578,6 +580,33 @@ class MemoryStore(GraphStore):
                 if newer:
                     _update(e.props, row.get("props"))
                 _put(e.props, "validFrom", e.props.get("firstSeen"))
+        return []
+
+    def _merge_manual_edges(self, p: Mapping[str, Any]) -> list[Row]:
+        for row in p["rows"]:
+            d, u = self._field(row["down"]), self._field(row["up"])
+            if d is None or u is None:
+                continue
+            at = row.get("at")
+            if any(_eq(e.props.get("source"), _MANUAL) and _lt(at, e.props.get("validTo"))
+                   for e in self._between(d, "PreviouslyDerivedFrom", u)):
+                continue  # removed after `at`: a late drawing, ended already
+            edges, created = self._merge_edge(d, "DataDerivedFrom", u, source=_MANUAL)
+            if created:
+                for e in edges:
+                    _update(e.props, row.get("props"))
+                    for k in ("validFrom", "firstSeen", "lastSeen"):
+                        _put(e.props, k, at)
+        return []
+
+    def _close_manual_edges(self, p: Mapping[str, Any]) -> list[Row]:
+        for row in p["rows"]:
+            d, u = self._field(row["down"]), self._field(row["up"])
+            if d is None or u is None:
+                continue
+            for e in self._between(d, "DataDerivedFrom", u, source=_MANUAL):
+                if _le(e.props.get("validFrom", 0), row.get("at")):
+                    _put(self._close(e, row.get("at")).props, "removedBy", row.get("by"))
         return []
 
     def _upsert_queries(self, p: Mapping[str, Any]) -> list[Row]:
@@ -1081,6 +1110,9 @@ class MemoryStore(GraphStore):
 
     def _stats_9(self, p: Mapping[str, Any]) -> list[Row]:
         return [{"pastFieldStates": sum(1 for n in self._nodes.values() if n.label == "FieldState")}]
+
+    def _stats_10(self, p: Mapping[str, Any]) -> list[Row]:
+        return [{"renames": sum(1 for e in self._edges() if e.type == "RenamedFrom")}]
 
     def _placeholders(self, ambiguous: bool) -> list[Row]:
         out = []

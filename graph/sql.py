@@ -7,7 +7,9 @@ changes out.
 
 A table's columns are its current fields in schema order; a schema written earlier in the same batch wins
 over the stored one; a table a statement of the batch created (``CREATE TABLE ... AS``) and no schema lists
-has the columns that statement gave it, so a script's later statements can read it.
+has the columns that statement gave it, so a script's later statements can read it; a rename earlier in the batch
+(:class:`~fieldgraph.changes.RenameChange`: ``ALTER TABLE t RENAME COLUMN a TO b``, ``RENAME TO u``) renames the
+columns the batch's later statements read.
 
 DataHub queries (:func:`query_lineage`): a dataset whose ``upstreamLineage`` names a query without field
 lineage (:attr:`~fieldgraph.changes.LineageChange.queries`) gets the lineage of the query's statement
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import assert_never
 
 from fieldgraph.changes import (
@@ -38,6 +40,7 @@ from fieldgraph.changes import (
     FieldEdge,
     JobLineageChange,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -58,7 +61,7 @@ from fieldgraph.sqllineage import (
     parse_statements,
 )
 
-from .plan import DatasetQueries, DatasetState, StoredQuery, newest_queries
+from .plan import DatasetQueries, DatasetState, StoredQuery, newest_queries, parse_field_ref, simple_ref
 from .steps import QueryEndRow
 
 log = logging.getLogger("fieldgraph.graph")
@@ -74,8 +77,9 @@ class Derived:
 
 def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]
                ) -> tuple[Sequence[Change], list[JobLineageChange]]:
-    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module), and those."""
-    if not any(isinstance(c, SqlChange) for c in changes):
+    """``changes`` with every :class:`SqlChange` replaced by its job lineage (see the module), and those; a SQL
+    rename's columns spelled as the table's schema spells them."""
+    if not any(isinstance(c, SqlChange) or _sql_rename(c) for c in changes):
         return changes, []
     each = derive_each(changes, state)
     return [d.change if isinstance(d, Derived) else d for d in each], [d.change for d in each if isinstance(d, Derived)]
@@ -89,6 +93,9 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
         if isinstance(c, SchemaChange) and _newer(c, state.get(c.dataset), batch.get(c.dataset)):
             batch[c.dataset] = Columns([v1_path(f.fieldPath) for f in c.fields], ordered=True,
                                        stamp=(c.version, c.ts))
+        if isinstance(c, RenameChange):
+            c = _spelled(c, batch.get(c.dataset) or columns_of(state.get(c.dataset)))
+            _rename_columns(c, batch, lambda urn: batch.get(urn) or columns_of(state.get(urn)))
         if not isinstance(c, SqlChange):
             out.append(c)
             continue
@@ -118,6 +125,57 @@ class Columns:
 
     def __bool__(self) -> bool:
         return bool(self.paths)
+
+
+def _rename_columns(c: RenameChange, batch: dict[str, Columns], columns: Callable[[str], Columns]) -> None:
+    """The batch's columns after a rename: a renamed column (and the fields under it) under its new name, in its
+    place; a renamed table's columns under the new name (which no schema lists yet). The schemas are not changed."""
+    if c.from_dataset is not None:
+        moved = columns(c.from_dataset)
+        if moved and not columns(c.dataset):
+            batch[c.dataset] = moved
+        return
+    cols = columns(c.dataset)
+    if not cols:
+        return
+    paths = list(cols.paths)
+    for old_ref, new_ref in c.renames:
+        old, new = (simple_ref(parse_field_ref(r)[1]) for r in (old_ref, new_ref))
+        under = {p[:len(old)] for p in paths if _under(p, old)} or \
+            {p[:len(old)] for p in paths if _under(p.lower(), old.lower())}  # SQL names are case-insensitive
+        if len(under) != 1:
+            continue
+        (base,) = under
+        paths = [new + p[len(base):] if _under(p, base) else p for p in paths]
+    batch[c.dataset] = Columns(paths, cols.ordered, cols.stamp)
+
+
+def _sql_rename(c: Change) -> bool:
+    return isinstance(c, RenameChange) and c.source == SOURCE_FORMAT and bool(c.renames)
+
+
+def _spelled(c: RenameChange, cols: Columns) -> RenameChange:
+    """A SQL rename whose columns are spelled as the table's columns are (SQL names are case-insensitive:
+    ``RENAME COLUMN customerid`` of a schema's ``customerId``), where one column matches; others as written."""
+    if not _sql_rename(c) or not cols:
+        return c
+    by_lower: dict[str, list[str]] = {}
+    for path in cols.paths:
+        by_lower.setdefault(path.lower(), []).append(path)
+
+    def spell(ref: str) -> str:
+        urn, path = parse_field_ref(ref)
+        dotted = simple_ref(path)
+        found = by_lower.get(dotted.lower(), [])
+        return make_field_urn(urn, found[0]) if dotted not in cols.paths and len(found) == 1 else ref
+
+    renames = tuple((spell(old), spell(new)) for old, new in c.renames)
+    return c if renames == c.renames else replace(c, renames=renames)
+
+
+def _under(path: str, column: str) -> bool:
+    """``path`` is ``column`` or a field under it."""
+    return path == column or path.startswith(column + ".")
 
 
 def _newer(c: SchemaChange, st: DatasetState | None, seen: Columns | None) -> bool:
@@ -191,6 +249,8 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
                 urns[c.query] = None
             case LineageChange():
                 urns.update((q, None) for q, _ in c.queries)
+            case ManualEdgeChange():
+                pass
             case (SchemaChange() | JobLineageChange() | SqlChange() | EditableSchemaChange() | DataJobChange()
                   | RenameChange() | AspectDelete() | DatasetDelete()):
                 pass

@@ -48,6 +48,9 @@ class Step(StrEnum):
     MERGE_FIELD_EDGES = "merge_field_edges"
     MERGE_DATASET_EDGES = "merge_dataset_edges"
     MERGE_JOB_EDGES = "merge_job_edges"
+    # lineage drawn by hand: drawn (if it does not hold), removed (kept as a past edge)
+    MERGE_MANUAL_EDGES = "merge_manual_edges"
+    CLOSE_MANUAL_EDGES = "close_manual_edges"
     # renames: a schema's are rewritten with its timeline (replaying); each is a RenamedFrom edge
     CLEAR_SCHEMA_RENAMES = "clear_schema_renames"
     MERGE_RENAMES = "merge_renames"
@@ -74,7 +77,7 @@ class Step(StrEnum):
 STEP_ORDER: tuple[Step, ...] = tuple(Step)
 #: steps that remove nodes or edges, after which placeholders left without edges are cleaned up
 REMOVING = (Step.DELETE_FIELDS, Step.CLOSE_LINEAGE, Step.CLEAR_LINEAGE, Step.CLEAR_JOB_LINEAGE,
-            Step.CLOSE_QUERY_LINEAGE, Step.DROP_QUERY_LINEAGE)
+            Step.CLOSE_QUERY_LINEAGE, Step.DROP_QUERY_LINEAGE, Step.CLOSE_MANUAL_EDGES)
 CLEANUP = (Step.CLEANUP_PLACEHOLDER_FIELDS, Step.CLEANUP_PLACEHOLDER_DATASETS)
 
 
@@ -194,6 +197,24 @@ class JobEdgeRow(TypedDict):
     props: dict[str, Any]
 
 
+class ManualEdgeRow(TypedDict):
+    """An edge drawn by hand at ``at`` (``merge_manual_edges``: with its properties)."""
+
+    down: str
+    up: str
+    at: int
+    props: dict[str, Any]
+
+
+class ManualEndRow(TypedDict):
+    """An edge drawn by hand removed at ``at`` by ``by`` (``close_manual_edges``)."""
+
+    down: str
+    up: str
+    at: int
+    by: str | None
+
+
 class PastEdgeRow(TypedDict):
     down: str
     up: str
@@ -276,6 +297,8 @@ class Plan:
     merge_field_edges: list[EdgeRow] = field(default_factory=list)
     merge_dataset_edges: list[EdgeRow] = field(default_factory=list)
     merge_job_edges: list[JobEdgeRow] = field(default_factory=list)
+    merge_manual_edges: list[ManualEdgeRow] = field(default_factory=list)
+    close_manual_edges: list[ManualEndRow] = field(default_factory=list)
     clear_schema_renames: list[DatasetRow] = field(default_factory=list)
     merge_renames: list[RenameRow] = field(default_factory=list)
     upsert_queries: list[QueryRow] = field(default_factory=list)

@@ -18,6 +18,7 @@ from fieldgraph.changes import (
     FieldEdge,
     JobLineageChange,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -79,6 +80,8 @@ def _long_keys(c: Change) -> Iterator[str]:
             keys += (*c.fields, *(e.downstream for e in c.edges), c.job, c.run)
         case SqlChange():
             keys += (c.job, c.run)
+        case ManualEdgeChange():
+            keys.append(c.edge.downstream)
         case RenameChange():
             keys += (new for _, new in c.renames)
         case QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
@@ -123,6 +126,9 @@ def _values(c: Change) -> tuple[list[str | None], list[int | None], list[float]]
             texts += (c.job, c.statement, c.dialect, c.target, c.run, c.query, *(x for pair in c.tables for x in pair))
         case QueryChange():
             texts += (c.statement, c.language)
+        case ManualEdgeChange():
+            texts += (c.by, c.note)
+            _edge_values((c.edge,), texts, ints, floats)
         case EditableSchemaChange():
             texts += (x for path, labels in c.labels for x in (path, *labels))
         case RenameChange():

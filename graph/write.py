@@ -49,6 +49,7 @@ from fieldgraph.changes import (
     EditableSchemaChange,
     JobLineageChange,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -361,6 +362,8 @@ def _versioned(c: Change) -> Iterator[tuple[str, str]]:
             yield c.aspect, c.dataset
         case DataJobChange():
             yield c.aspect, c.job
+        case ManualEdgeChange():  # each edge changes once per run: a run's plan draws or removes it once
+            yield c.aspect, f"{c.edge.downstream} {c.edge.upstream}"
         case AspectDelete():
             if c.aspect != JOB_LINEAGE:
                 yield c.aspect, c.dataset

@@ -104,6 +104,7 @@ def test_a_renamed_field_keeps_its_lineage(graph: Any) -> None:
     assert reached(graph.downstream(x, as_of=15)) == [("x", "a", False)]
     assert [r.field_path for r in graph.fields(D, as_of=15) if not r.removed] == ["a", "k"]
     assert [r.field_path for r in graph.fields(D) if not r.removed] == ["b", "k"]
+    assert graph.stats().renames == 1
 
 
 @WITH_MEMORY
@@ -200,3 +201,80 @@ def test_tags_flow_across_a_rename(graph: Any) -> None:
     assert [(i.label, i.from_urn, i.distance, i.path) for i in tags.inherited] == \
         [("PII", fu(S, "x"), 2, (fu(D, "b"), fu(D, "a"), fu(S, "x")))]
     assert fu(D, "b") in {c.urn for c in graph.tagged("PII").fields}
+
+
+# --- every schema format that states renames, through the sources ---------------------------------------------
+
+AVRO = '{"type":"record","name":"Order","fields":[{"name":"amount","type":"double"},%s]}'
+PROTO = 'syntax = "proto3";\nmessage Order {\n  double amount = 2;\n  %s\n}\n'
+
+
+def kafka_schema_event(urn: str, doc: str, kind: str, ts: int) -> dict[str, Any]:
+    """A DataHub schemaMetadata event whose fields are its KafkaSchema's document (normalized by fieldgraph)."""
+    from .conftest import mcp
+
+    return mcp(urn, "schemaMetadata", {
+        "schemaName": "Order", "platform": "urn:li:dataPlatform:kafka", "version": 0, "hash": "",
+        "platformSchema": {"com.linkedin.schema.KafkaSchema": {"documentSchema": doc, "documentSchemaType": kind}}}, ts)
+
+
+def arrow_fields(renamed: bool, fmt: str, tmp_path: Any) -> tuple[SchemaField, ...]:
+    pa = pytest.importorskip("pyarrow")
+    from fieldgraph.normalizers import normalize
+
+    schema = pa.schema([pa.field("amount", pa.float64(), metadata={"PARQUET:field_id": "2"}),
+                        pa.field("customer_id" if renamed else "cust", pa.string(),
+                                 metadata={"PARQUET:field_id": "1"})])
+    if fmt == "arrow":
+        return tuple(normalize(schema, "arrow"))
+    import pyarrow.parquet as pq
+
+    path = tmp_path / f"{renamed}.parquet"
+    pq.write_table(schema.empty_table(), path)
+    return tuple(normalize(path, "parquet"))
+
+
+K = ds("orders", "kafka")
+
+
+@WITH_MEMORY
+@pytest.mark.parametrize("fmt", ["avro", "protobuf", "arrow", "parquet"])
+def test_each_format_that_states_renames_keeps_the_lineage(graph: Any, fmt: str, tmp_path: Any) -> None:
+    from fieldgraph.ingest.sources import decode_event
+
+    versions: list[list[Any]] = []
+    if fmt in ("avro", "protobuf"):
+        old, new = (('{"name":"cust","type":"string"}', '{"name":"customer_id","type":"string","aliases":["cust"]}')
+                    if fmt == "avro" else ("string cust = 1;", "string customer_id = 1;"))
+        text, kind = (AVRO, "AVRO") if fmt == "avro" else (PROTO, "PROTOBUF")
+        versions = [decode_event(kafka_schema_event(K, text % v, kind, ts)) for v, ts in ((old, 10), (new, 20))]
+    else:
+        versions = [[SchemaChange(K, arrow_fields(renamed, fmt, tmp_path), ts=ts)]
+                    for renamed, ts in ((False, 10), (True, 20))]
+    source(graph)
+    graph.ingest(versions[0])
+    cust = next(r.urn for r in graph.fields(K) if r.field_path.endswith(".cust"))
+    graph.ingest([LineageChange(K, "upstreamLineage", edges=(FieldEdge(cust, fu(S, "x"), EdgeProps("datahub")),),
+                                ts=10)])
+    graph.ingest(versions[1])
+    renamed = next(r.urn for r in graph.fields(K) if r.field_path.endswith(".customer_id"))
+    hops = graph.upstream(renamed).hops
+    assert [(h.urn, h.rename) for h in hops] == [(cust, True), (fu(S, "x"), False)]
+    assert hops[0].edge["source"] == "schema" and hops[0].edge["validFrom"] == 20
+
+
+def test_set_schema_writes_a_version_and_prints_its_renames(graph: Any, tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from fieldgraph.ingest.cli import app
+
+    (tmp_path / "v1.avsc").write_text(AVRO % '{"name":"cust","type":"string"}')
+    (tmp_path / "v2.avsc").write_text(AVRO % '{"name":"customer_id","type":"string","aliases":["cust"]}')
+    runner = CliRunner()
+    for name, at in (("v1", "2025-01-01T00:00:00Z"), ("v2", "2025-02-01T00:00:00Z")):
+        res = runner.invoke(app, ["set-schema", K, str(tmp_path / f"{name}.avsc"), "--at", at, "--graph", graph.uri])
+        assert res.exit_code == 0, res.output
+    assert "renamed cust -> customer_id (alias cust)" in res.output
+    assert [r.field_path.rsplit(".", 1)[1] for r in graph.fields(K) if not r.removed] == ["amount", "customer_id"]
+    hop = graph.downstream(next(r.urn for r in graph.fields(K) if r.field_path.endswith(".cust"))).hops[0]
+    assert hop.rename and hop.edge["validFrom"] == 1738368000000

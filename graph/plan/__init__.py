@@ -28,14 +28,15 @@ Rules (see the graph model in ``cypher/``):
   destination field a job declares but no schema lists is a placeholder marked ``declared`` (kept
   without edges); fields a job drops get ``droppedBy`` entries;
 - every ``DataDerivedFrom`` edge, whatever its source, carries one property vocabulary
-  (:class:`fieldgraph.changes.EdgeProps`) plus ``firstSeen``/``lastSeen``.
+  (:class:`fieldgraph.changes.EdgeProps`) plus ``firstSeen``/``lastSeen``;
+- lineage drawn by hand (``source`` ``manual``) holds until it is removed by hand: nothing above ends it.
 
 The package, by concern: :mod:`.state` (what is read before planning), :mod:`.resolve` (field references ->
 fields), :mod:`.groups` (a batch per dataset and aspect; what it needs read), :mod:`.planner` (one batch's plan under
 construction: fields, placeholders, edges), and one planner per aspect: :mod:`.schemas`, :mod:`.lineage`,
 :mod:`.job_lineage`, :mod:`.queries`, :mod:`.editable`, :mod:`.data_jobs`, :mod:`.renames` (renames stated by schemas
-and by :class:`~fieldgraph.changes.RenameChange`). A new change kind gets its group in :class:`.groups.Groups` (mypy
-names the match that must take it) and its planner here.
+and by :class:`~fieldgraph.changes.RenameChange`), :mod:`.manual` (lineage drawn by hand). A new change kind gets its
+group in :class:`.groups.Groups` (mypy names the match that must take it) and its planner here.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from .editable import plan_editable
 from .groups import Groups, datasets_to_read, history_needed, in_arrival_order
 from .job_lineage import plan_job_lineage
 from .lineage import plan_lineage
+from .manual import plan_manual_edges
 from .planner import Planner, field_props
 from .queries import newest_queries, plan_queries
 from .renames import plan_renames
@@ -96,6 +98,7 @@ def plan_changes(changes: Sequence[Change], state: Mapping[str, DatasetState],
         plan_editable(planner, urn, edits)
     plan_data_jobs(planner, groups.data_jobs, data_jobs or {})
     plan_renames(planner, groups.renames)
+    plan_manual_edges(planner, groups.manual)
     return planner.finish()
 
 

@@ -21,6 +21,7 @@ from fieldgraph.changes import (
     JobLineageChange,
     LineageAspect,
     LineageChange,
+    ManualEdgeChange,
     QueryChange,
     RenameChange,
     SchemaChange,
@@ -42,6 +43,8 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
                 continue
             case DataJobChange():  # a job's URN is not a dataset's: its references are
                 pass
+            case ManualEdgeChange():
+                urns[c.dataset] = None
             case (SchemaChange() | LineageChange() | JobLineageChange() | SqlChange() | EditableSchemaChange()
                   | RenameChange() | AspectDelete() | DatasetDelete()):
                 urns[c.dataset] = None
@@ -63,6 +66,7 @@ class Groups:
     editable: dict[str, list[EditableSchemaChange | AspectDelete]] = field(default_factory=dict)
     data_jobs: list[DataJobChange] = field(default_factory=list)
     renames: list[RenameChange] = field(default_factory=list)
+    manual: list[ManualEdgeChange] = field(default_factory=list)
 
     @classmethod
     def of(cls, changes: Sequence[Change], state: Mapping[str, DatasetState]) -> Groups:
@@ -83,6 +87,8 @@ class Groups:
                     g.editable.setdefault(c.dataset, []).append(c)
                 case DataJobChange():
                     g.data_jobs.append(c)
+                case ManualEdgeChange():
+                    g.manual.append(c)
                 case RenameChange():
                     g.renames.append(c)
                 case AspectDelete():
@@ -94,13 +100,17 @@ class Groups:
                     pass
                 case _:
                     assert_never(c)
-        empty = DatasetState("")
-        for urn, schemas in g.schemas.items():
-            st = state.get(urn, empty)
-            g.schemas[urn] = in_arrival_order(schemas, max(st.last_time(SCHEMA_METADATA), st.schemaTs))
-        for (urn, aspect), lineage in g.lineage.items():
-            g.lineage[(urn, aspect)] = in_arrival_order(lineage, state.get(urn, empty).last_time(aspect))
+        g.stamp_deletes(state)
         return g
+
+    def stamp_deletes(self, state: Mapping[str, DatasetState]) -> None:
+        """Unstamped schema and lineage deletes stamped in arrival order (:func:`in_arrival_order`)."""
+        empty = DatasetState("")
+        for urn, schemas in self.schemas.items():
+            st = state.get(urn, empty)
+            self.schemas[urn] = in_arrival_order(schemas, max(st.last_time(SCHEMA_METADATA), st.schemaTs))
+        for (urn, aspect), lineage in self.lineage.items():
+            self.lineage[(urn, aspect)] = in_arrival_order(lineage, state.get(urn, empty).last_time(aspect))
 
 
     def add_delete(self, d: AspectDelete) -> None:

@@ -101,11 +101,10 @@ def plan_renames(p: Planner, changes: Sequence[RenameChange]) -> None:
         props: dict[str, Any] = {k: v for k, v in (("source", c.source), ("by", c.by), ("note", c.note))
                                  if v is not None}
         pairs: Iterable[tuple[str, str]] = c.renames
-        if c.from_dataset is not None:  # a dataset rename: each of its fields, to the same path
+        if c.from_dataset is not None:  # a dataset rename: each of its fields (placeholders too), to the same path
             props["fromDataset"] = c.from_dataset
             pairs = [(field_urn(c.from_dataset, f.fieldPath), field_urn(c.dataset, f.fieldPath))
-                     for f in sorted(p.known.get(c.from_dataset, {}).values(), key=lambda f: f.fieldPath)
-                     if not f.placeholder]
+                     for f in sorted(p.known.get(c.from_dataset, {}).values(), key=lambda f: f.fieldPath)]
             p.ensure_dataset(c.dataset)
         for old_ref, new_ref in pairs:
             old, new = p.resolve(old_ref), p.resolve(new_ref)

@@ -1,7 +1,7 @@
 """The ``fieldgraph`` command line: the app, every command in the order ``--help`` lists them, and :func:`main`.
 
-The commands live by purpose in :mod:`.schema`, :mod:`.graph`, :mod:`.sources`, :mod:`.kafka` and
-:mod:`.backfill`; what they share in :mod:`.options` (option declarations, the time and ``name=value``
+The commands live by purpose in :mod:`.schema`, :mod:`.graph`, :mod:`.sources`, :mod:`.kafka`,
+:mod:`.backfill` and :mod:`.edges`; what they share in :mod:`.options` (option declarations, the time and ``name=value``
 parsers, opening the graph) and :mod:`.render` (consoles, tables). Errors end a command in one place,
 :class:`.boundary.Commands`, with the exit code of their kind (:mod:`.boundary` lists them); the root
 options (``--version``, ``--log-level``, ``--log-format``) are read once, in :func:`_root`.
@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fieldgraph.ingest.cli import backfill, graph, kafka, schema, serve, sources, sql
+from fieldgraph.ingest.cli import backfill, edges, graph, kafka, rename, schema, serve, sources, sql
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, Commands
 from fieldgraph.ingest.cli.logs import FORMATS, LEVELS, setup_logging
 
@@ -69,16 +69,19 @@ for _name, _command in (
     ("worker", kafka.worker_cmd),
     ("emit", kafka.emit_cmd),
     ("diff", schema.diff_cmd),
+    ("set-schema", schema.set_schema_cmd),
     ("tag", sources.tag_cmd),
     ("tags", sources.tags_cmd),
     ("tagged", sources.tagged_cmd),
     ("lineage-summary", sources.lineage_summary_cmd),
     ("sql", sql.sql_cmd),
+    ("rename", rename.rename_cmd),
     ("serve", serve.serve_cmd),
 ):
     app.command(_name)(_command)
 app.add_typer(graph.lineage_app, name="lineage")
 app.add_typer(graph.server_app, name="server")
+app.add_typer(edges.edge_app, name="edge")
 
 
 def main(argv: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:

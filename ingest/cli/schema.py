@@ -1,9 +1,11 @@
-"""Schema commands: ``normalize`` (a schema's field paths) and ``diff`` (field changes and the rules they break)."""
+"""Schema commands: ``normalize`` (a schema's field paths), ``diff`` (field changes and the rules they break) and
+``set-schema`` (a schema file as a dataset's schema version in the graph)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,7 +16,7 @@ from rich.text import Text
 
 from fieldgraph.errors import FieldgraphError, InputError
 from fieldgraph.ingest.cli.boundary import about
-from fieldgraph.ingest.cli.options import json_option
+from fieldgraph.ingest.cli.options import GraphName, GraphUri, json_option, open_graph
 from fieldgraph.ingest.cli.render import Name, out, plural
 
 #: --rules values: the diff rule sets, then the Confluent compatibility modes (lower case).
@@ -82,6 +84,41 @@ def normalize_cmd(
     for name, fields in tables.items():
         label = f"{file.name} ({fmt}{', key' if key else ''})" + (f" table {name}" if name is not None else "")
         out.print(_fields_table(f"{label}: {plural(len(fields), 'field')}", fields))
+
+
+def set_schema_cmd(
+    dataset: str = typer.Argument(..., help="Dataset URN (urn:li:dataset:(...))."),
+    file: Path = typer.Argument(..., help="Schema file (Avro, JSON Schema, Protobuf, Arrow, Parquet, ODF)."),
+    at: str | None = typer.Option(None, "--at", help="When this version took effect (ms since the epoch or ISO 8601; "
+                                  "default: now)."),
+    version: int = typer.Option(0, "--version", help="The schema's version number."),
+    format: str | None = typer.Option(None, "--format", "-f", help="Schema format (default: detected from the file)."),
+    key: bool = typer.Option(False, "--key", help="Treat it as a key schema ([key=True] paths)."),
+    graph: GraphUri = None,
+    graph_name: GraphName = None,
+) -> None:
+    """Write a schema file as a dataset's schema version, as a schemaMetadata event would: fields it no longer
+    lists become removed, and the renames it states (Avro aliases, Protobuf field numbers, Parquet field ids)
+    keep the renamed fields' lineage."""
+    from fieldgraph.changes import SchemaChange
+    from fieldgraph.graph.plan import parse_field_ref
+    from fieldgraph.ingest.times import parse_time
+    from fieldgraph.normalizers import fields_of, v1_path
+    from fieldgraph.normalizers.urns import canonical_dataset_urn
+
+    when = parse_time(at, "--at")
+    urn = canonical_dataset_urn(dataset)
+    schema = read_schema(file, format)
+    with about(file):
+        fields = fields_of(schema.to_model(), key=key, name=file.name)
+    change = SchemaChange(urn, tuple(fields), version=version, ts=int(time.time() * 1000) if when is None else when,
+                          name=file.name, origin=str(file))
+    with open_graph(graph, graph_name, create=True) as g:
+        plan = g.write([change])
+    out.print(Text(f"{urn}: {plural(len(fields), 'field')} from {file.name} ({schema.format})"))
+    for r in plan.merge_renames:
+        old, new = (v1_path(parse_field_ref(r[k])[1]) for k in ("old", "new"))
+        out.print(Text(f"  renamed {old} -> {new} ({r['props'].get('reason')})"))
 
 
 def _tables_to_normalize(schema: SchemaFile, table: str | None) -> dict[str | None, Any]:

@@ -10,10 +10,11 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from fieldgraph.changes import RenameChange
 from fieldgraph.errors import InputError, NotFoundError
 from fieldgraph.ingest.cli.boundary import about, finish
 from fieldgraph.ingest.cli.options import AsJson, GraphName, GraphUri, open_graph
-from fieldgraph.ingest.cli.render import Name, dump, err, out, plural, short
+from fieldgraph.ingest.cli.render import Name, ds, dump, err, out, plural, short
 from fieldgraph.normalizers import FieldUrn
 
 if TYPE_CHECKING:
@@ -41,23 +42,27 @@ def sql_cmd(
 ) -> None:
     """Derive field lineage from SQL and write it: each column a statement writes, from the columns it reads
     (SELECT * and unqualified names resolved against the schemas the graph holds), DIRECT or INDIRECT with
-    OpenLineage's subtypes. A statement that cannot be parsed is an error with its line and column."""
+    OpenLineage's subtypes. A statement that renames a column or a table (ALTER TABLE ... RENAME COLUMN a TO b,
+    RENAME TO u; Hive's CHANGE COLUMN a b type) is written as a rename, which keeps the lineage of the old name. A
+    statement that cannot be parsed is an error with its line and column."""
+    from fieldgraph.ingest.sources.renames import rename_json
     from fieldgraph.ingest.sources.sql import TableNames, platform_of
 
     names = TableNames(platform or platform_of(dialect), env, database)
     changes = _changes(files, names, dialect=dialect, job=job, target=target)
     derived, report = _derived(changes, graph, graph_name, dry_run=dry_run)
     result = [_json(d) for d in derived]
+    renames = [rename_json(c) for c in changes if isinstance(c, RenameChange)]
     if as_json:
-        dump({"statements": result, "written": report is not None})
+        dump({"statements": result, "renames": renames, "written": report is not None})
     else:
-        _show(derived, result, dry_run=dry_run)
+        _show(derived, result, renames, dry_run=dry_run)
     finish()
 
 
 def _changes(files: list[Path], names: TableNames, *, dialect: str | None, job: str | None, target: str | None
              ) -> list[Change]:
-    """The SQL changes of the files' statements (``-``: stdin), stamped now."""
+    """The SQL changes of the files' statements (``-``: stdin), stamped now (renames in their order, a ms apart)."""
     import time
 
     from fieldgraph.ingest.sources.sql import sql_changes
@@ -67,7 +72,8 @@ def _changes(files: list[Path], names: TableNames, *, dialect: str | None, job: 
     for path in files:
         text = sys.stdin.read() if str(path) == "-" else _read(path)
         with about(Path("<stdin>") if str(path) == "-" else path):
-            changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now,
+            renames = sum(isinstance(c, RenameChange) for c in changes)  # a later file's renames come after
+            changes += sql_changes(text, dialect=dialect, names=names, job=job, target=target, ts=now + renames,
                                    origin=str(path))
     return changes
 
@@ -93,8 +99,10 @@ def _derived(changes: list[Change], graph: str | None, graph_name: str | None, *
     return derived, report
 
 
-def _show(derived: list[Derived], result: list[dict[str, Any]], *, dry_run: bool) -> None:
-    """A table of each statement's edges, what it could not place, and how many edges were (or would be) written."""
+def _show(derived: list[Derived], result: list[dict[str, Any]], renames: list[dict[str, Any]], *, dry_run: bool
+          ) -> None:
+    """A table of each statement's edges, what it could not place, the renames, and how many edges and renames were
+    (or would be) written."""
     for d, r in zip(derived, result, strict=True):
         t = Table(title=f"{short(d.change.dataset)}  ({d.change.job})", title_justify="left")
         for col in ("column", "from", "kind", "subtype", "masking", "confidence"):
@@ -105,9 +113,17 @@ def _show(derived: list[Derived], result: list[dict[str, Any]], *, dry_run: bool
         out.print(t)
         if r["unresolved"]:
             out.print(Text(f"unresolved (no schema lists them): {', '.join(r['unresolved'])}", style="yellow"))
+    for r in renames:
+        pairs = [(ds(r["fromDataset"]), ds(r["dataset"]))] if r["fromDataset"] else \
+            [(short(p["old"]), short(p["new"])) for p in r["renames"]]
+        for old, new in pairs:
+            out.print(Text(f"renamed {old} -> {new}"))
     edges = sum(len(r["edges"]) for r in result)
     verb = "would write" if dry_run else "wrote"
-    out.print(Text(f"{verb} {plural(edges, 'edge')} from {plural(len(result), 'statement')}"))
+    if result or not renames:
+        out.print(Text(f"{verb} {plural(edges, 'edge')} from {plural(len(result), 'statement')}"))
+    if renames:
+        out.print(Text(f"{verb} {plural(len(renames), 'rename')}"))
 
 
 def _read(path: Path) -> str:

@@ -4,7 +4,11 @@
   client's HTTP transport and the Spark and Airflow integrations can send here;
 - ``POST /aspects?action=ingestProposal`` / ``ingestProposalBatch``: DataHub GMS's endpoints for its REST emitter
   (with ``GET /config``, which the emitter asks first);
-- ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads.
+- ``POST /api/v1/events``: one event or an array, in any form ``fieldgraph ingest`` reads;
+- ``POST /api/v1/edges`` and ``POST /api/v1/edges/remove``: a lineage edge drawn by hand, or its removal (as
+  ``fieldgraph edge add`` and ``edge remove``);
+- ``POST /api/v1/renames``: a rename stated by hand (``fieldgraph rename``'s), ``{"old", "new", "at"?, "note"?}`` for a
+  field or ``{"oldDataset", "newDataset", ...}`` for a dataset; 400 with the reason when it cannot be one.
 
 Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
 422 with its reason and appended to the rejects file, as ``fieldgraph ingest`` does; the others in the same request
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -22,12 +27,14 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from fieldgraph import __version__
-from fieldgraph.changes import Change
-from fieldgraph.errors import EventError, FieldgraphError, InputError, TransientError
+from fieldgraph.changes import Change, ManualEdgeChange
+from fieldgraph.errors import EventError, FieldgraphError, InputError, NotFoundError, TransientError
 from fieldgraph.ingest.replay import Reject, write_rejects
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.datahub import decode_datahub_event
 from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
+from fieldgraph.ingest.sources.renames import decode_rename_request, rename_json
+from fieldgraph.ingest.times import parse_time
 
 from .guard import parse_json, read_body
 from .state import Service, ServiceDep, readable, writable
@@ -39,6 +46,8 @@ log = logging.getLogger(__name__)
 WRITE_WAIT_S = 30.0
 
 Decoder = Callable[[Any, str], list[Change]]
+#: who a write through the HTTP API is by (``by`` of a rename): the service has one token, without a name
+API_WRITER = "api"
 
 router = APIRouter(tags=["writes"])
 
@@ -134,6 +143,83 @@ async def events(request: Request, svc: ServiceDep) -> Response:
         return decode_event(obj, origin, platforms=svc.platforms)
 
     return await _ingest(request, svc, batch, decode, "events", {"written": len(batch)})
+
+
+@router.post("/api/v1/edges", status_code=201, dependencies=[Depends(writable)])
+async def draw_edge(request: Request, svc: ServiceDep) -> Response:
+    """A lineage edge drawn by hand (as ``fieldgraph edge add``): ``{"downstream": URN, "upstream": URN,
+    "transformation"?, "note"?, "by"?, "at"?}`` (``by``: who, default ``api``; ``at``: ms since the epoch or ISO
+    8601, default now). 201 with what holds then between the two fields (an edge drawn already holds on as it was)."""
+    body = await _body(request, svc, "the edge")
+    return await _write_edge(request, svc, body, remove=False)
+
+
+@router.post("/api/v1/edges/remove", dependencies=[Depends(writable)])
+async def remove_edge(request: Request, svc: ServiceDep) -> Response:
+    """A lineage edge drawn by hand removed (as ``fieldgraph edge remove``): ``{"downstream": URN, "upstream": URN,
+    "by"?, "at"?}``; it is kept as a past edge. 200 with what holds then between the two fields; 404 when no edge
+    drawn by hand holds between them."""
+    body = await _body(request, svc, "the edge")
+    change = _manual_edge(body, "", remove=True)  # a bad one: 400 (nothing to look up)
+    held = await asyncio.to_thread(svc.graph.drawn_edge, change.edge.downstream, change.edge.upstream)
+    if not held.holds:
+        raise NotFoundError(f"no edge drawn by hand holds from {held.upstream} into {held.downstream}")
+    return await _write_edge(request, svc, body, remove=True)
+
+
+async def _write_edge(request: Request, svc: Service, body: Any, *, remove: bool) -> Response:
+    """The edge drawn or removed by the one write path (a bad one: 422, as any event), answered with what holds
+    after it between the two fields."""
+    status = 200 if remove else 201
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return [_manual_edge(obj, origin, remove=remove)]
+
+    written = await _ingest(request, svc, [body], decode, "edges", {}, status)
+    if written.status_code != status:
+        return written
+    change = _manual_edge(body, "", remove=remove)
+    held = await asyncio.to_thread(svc.graph.drawn_edge, change.edge.downstream, change.edge.upstream)
+    return JSONResponse(held.to_json(), status)
+
+
+def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
+    """The change an edge request's JSON asks for (:class:`InputError` naming what is wrong)."""
+    if not isinstance(obj, dict):
+        raise InputError(f"an edge is a JSON object with downstream and upstream, got {type(obj).__name__}")
+    allowed = {"downstream", "upstream", "by", "at"} | (set() if remove else {"transformation", "note"})
+    unknown = sorted(set(obj) - allowed)
+    if unknown:
+        raise InputError(f"unknown key {unknown[0]!r} in the edge (it takes {', '.join(sorted(allowed))})")
+    for key in allowed - {"at"}:
+        if key in ("downstream", "upstream") and key not in obj:
+            raise InputError(f"the edge has no {key!r} (a field URN)")
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise InputError(f"the edge's {key!r} is a string, got {type(obj[key]).__name__}")
+    at = obj.get("at")
+    if at is not None and (isinstance(at, bool) or not isinstance(at, (int, str))):
+        raise InputError(f"the edge's 'at' is ms since the epoch or an ISO 8601 time, got {type(at).__name__}")
+    when = parse_time(None if at is None else str(at), "at")
+    return ManualEdgeChange.of(obj["downstream"], obj["upstream"], transformation=obj.get("transformation"),
+                               note=obj.get("note"), by=obj.get("by") or API_WRITER, remove=remove, origin=origin,
+                               ts=int(time.time() * 1000) if when is None else when)
+
+
+@router.post("/api/v1/renames", status_code=201, dependencies=[Depends(writable)])
+async def renames(request: Request, svc: ServiceDep) -> Response:
+    """A rename stated by hand (as ``fieldgraph rename``): ``{"old": <field URN>, "new": <field URN>}`` in one
+    dataset, or ``{"oldDataset": <URN>, "newDataset": <URN>}``; ``at`` (ms or ISO 8601, default now) and ``note``
+    optional. 201 with the rename written; 400 naming what cannot be a rename. ``source`` api, ``by`` api (the
+    service's token has no name)."""
+    body = await _body(request, svc, "the rename")
+    n = next(svc.requests)
+    change = decode_rename_request(body, now=int(time.time() * 1000), source="api", by=API_WRITER,
+                                   origin=f"http:{n}:0")
+
+    def decode(obj: Any, origin: str) -> list[Change]:
+        return [change]
+
+    return await _ingest(request, svc, [body], decode, "renames", {"rename": rename_json(change)}, 201)
 
 
 @router.get("/config", dependencies=[Depends(readable)])

@@ -8,7 +8,12 @@ The event form (files, Kafka, ``POST /api/v1/events``)::
 
 Only ``sql`` is required. Each statement that writes a table (INSERT, CREATE TABLE/VIEW AS, MERGE)
 becomes one :class:`~fieldgraph.changes.SqlChange`; a SELECT needs ``target`` (the table that holds its
-results: a name or a dataset URN); other statements (DDL, SET, USE) are skipped. Table names become
+results: a name or a dataset URN); a statement that renames a column or a table (``ALTER TABLE t RENAME COLUMN
+a TO b``, ``ALTER TABLE t RENAME TO u``, Hive's ``CHANGE COLUMN a b type``: :func:`~fieldgraph.sqllineage.rename_of`)
+becomes a :class:`~fieldgraph.changes.RenameChange` (``source`` sql, ``by`` the job, ``note`` the statement; the
+text's k-th rename is stamped k ms after ``time``, so the renames of a script keep their order: ``a`` to ``b``
+then ``b`` to ``c`` is a chain);
+other statements (DDL, SET, USE) are skipped. Table names become
 dataset URNs on ``platform`` (default: the dialect, else ``sql``), an unqualified name prefixed with
 ``database``. ``job`` names the job the edges are kept under (default: one per statement text, so
 re-running a statement refreshes its edges instead of adding a job); ``time`` (ms or ISO 8601, default 0)
@@ -18,13 +23,14 @@ stamps them. A statement sqlglot cannot parse is rejected with its line, column 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any
 
-from fieldgraph.changes import Change, SqlChange
+from fieldgraph.changes import Change, RenameChange, SqlChange
 from fieldgraph.errors import EventError
 from fieldgraph.ingest.times import epoch_ms
-from fieldgraph.normalizers.urns import make_dataset_urn
-from fieldgraph.sqllineage import SqlError, Statement, derive, parse_statements
+from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
+from fieldgraph.sqllineage import SqlError, SqlRename, Statement, derive, parse_statements, rename_of
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ
@@ -63,6 +69,11 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
     out: list[Change] = []
     for st in statements:
         if st.kind == "other":
+            renamed = rename_of(st)
+            if renamed is not None:
+                note = st.parsed().sql(dialect=st.dialect, comments=False)  # the statement, without its comments
+                for c in rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=note):
+                    out.append(replace(c, ts=ts + sum(isinstance(o, RenameChange) for o in out)))
             continue
         if st.kind == "select" and not target:
             if len(statements) == 1:
@@ -70,7 +81,23 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
             continue
         out.append(sql_change(st, names, job=job, target=None if st.target else target, run=run, ts=ts, origin=origin))
     if not out:
-        raise SqlError("no statement writes a table (INSERT, CREATE TABLE/VIEW AS, MERGE, or a SELECT with a target)")
+        raise SqlError("no statement writes a table (INSERT, CREATE TABLE/VIEW AS, MERGE, or a SELECT with a target) "
+                       "or renames a column or a table (ALTER TABLE ... RENAME)")
+    return out
+
+
+def rename_changes(r: SqlRename, names: TableNames, *, ts: int = 0, origin: str = "", by: str | None = None,
+                   note: str | None = None) -> list[Change]:
+    """The changes of a statement's rename: its columns' (field references by their dotted paths, which the graph
+    resolves against the table's schema), then the table's (``dataset`` the new name, ``from_dataset`` the old)."""
+    old = names.urn(r.table)
+    out: list[Change] = []
+    if r.columns:
+        renames = tuple((make_field_urn(old, a), make_field_urn(old, b)) for a, b in r.columns)
+        out.append(RenameChange(old, renames, ts=ts, source="sql", by=by, note=note, origin=origin))
+    if r.new_table is not None:
+        out.append(RenameChange(names.urn(r.new_table), from_dataset=old, ts=ts, source="sql", by=by, note=note,
+                                origin=origin))
     return out
 
 
