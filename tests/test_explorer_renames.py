@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fieldgraph.changes import RenameChange
+from fieldgraph.changes import ManualEdgeChange, RenameChange
 from fieldgraph.graph.plan import field_urn
 
 from .conftest import ds, ingest, lineage_event, schema_event
@@ -31,17 +31,12 @@ T_MANUAL = 1735776000000  # 2025-01-02T00:00:00Z
 
 def rename_and_manual_graph(graph: Any) -> None:
     """raw.amt_raw -> orders.amt, renamed to orders.amount at T_RENAME (a RenameChange), -> report.total; and
-    sheet.x -> report.total drawn by hand by bob."""
+    sheet.x -> report.total drawn by hand by bob (a ManualEdgeChange)."""
     ingest(graph, schema_event(RAW, ["amt_raw"], 1000), schema_event(ORDERS, ["amt", "amount"], 1000),
            schema_event(REPORT, ["total"], 1000), schema_event(SHEET, ["x"], 1000),
            lineage_event(ORDERS, [(OLD, [RAW_AMT])], 2000), lineage_event(REPORT, [(TOTAL, [NEW])], 2000, "SUM"))
-    graph.ingest([RenameChange(ORDERS, ((OLD, NEW),), ts=T_RENAME, source="sql", by="ann", note="clearer name")])
-    # the manual edge as the graph keeps it (``source``/``sourceFormat`` manual, ``by``, ``note``), written by the
-    # stores' own step
-    graph.store.run_step("merge_field_edges", [
-        {"down": TOTAL, "up": SHEET_X, "source": "manual", "fact": "manual", "validFrom": T_MANUAL,
-         "props": {"sourceFormat": "manual", "by": "bob", "note": "from the spreadsheet"}},
-    ])
+    graph.ingest([RenameChange(ORDERS, ((OLD, NEW),), ts=T_RENAME, source="sql", by="ann", note="clearer name"),
+                  ManualEdgeChange.of(TOTAL, SHEET_X, by="bob", note="from the spreadsheet", ts=T_MANUAL)])
 
 
 def test_explorer_draws_renames_and_manual_edges_distinctly(graph, serve, explorer) -> None:

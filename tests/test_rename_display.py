@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from fieldgraph.changes import RenameChange
+from fieldgraph.changes import ManualEdgeChange, RenameChange
 from fieldgraph.graph import Hop, Impact, LineageResult
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.ingest.cli.render import hop_table, hop_via, impact_table, path_mark, via
@@ -180,21 +180,29 @@ def test_a_real_rename_and_dataset_rename_show_as_such(graph: Any) -> None:
     raw_amt, old, new = field_urn(raw, "amt_raw"), field_urn(orders, "amt"), field_urn(orders, "amount")
     ingest(graph, schema_event(raw, ["amt_raw"], 1000), schema_event(orders, ["amt"], 1000),
            lineage_event(orders, [(old, [raw_amt])], 1000))
-    graph.ingest([RenameChange(orders, ((old, new),), ts=T_RENAME, source="sql", by="ann", note="clearer name")])
+    graph.ingest([RenameChange(orders, ((old, new),), ts=T_RENAME, source="sql", by="ann", note="clearer name"),
+                  ManualEdgeChange.of(new, sf(raw, "amt_raw"), transformation="SUM", by="bob", note="checked",
+                                      ts=T_MANUAL)])
     up = graph.upstream(new)
-    assert [relation(h) for h in up.hops] == ["renamed", "derived"]
-    assert "renamed amt -> amount (since 2025-01-01T00:00:06Z)" in text(hop_table(up, "t"))
-    assert hop_detail(up.hops[0], "upstream") == \
+    assert sorted(relation(h) for h in up.hops) == ["derived", "manual", "renamed"]
+    shown = text(hop_table(up, "t"))
+    assert "renamed amt -> amount (since 2025-01-01T00:00:06Z)" in shown and "SUM manual (by bob)" in shown
+    by_relation = {relation(h): h for h in up.hops}
+    assert hop_detail(by_relation["renamed"], "upstream") == \
         "renamed from amt to amount at 2025-01-01T00:00:06Z (sql) by ann: clearer name"
+    assert hop_detail(by_relation["manual"], "upstream") == \
+        "drawn by hand by bob at 2025-01-02T00:00:00Z: checked"
+    assert hop_label(by_relation["manual"]) == "manual: bob (SUM)"
     down = graph.downstream(raw_amt)
     assert "renamed amt -> amount" in text(hop_table(down, "t"))
     assert any(h.rename and (h.from_urn, h.urn) == (old, new) for h in down.hops)
     dot = parse_dot(lineage_dot(down))
     assert {(a, b): attrs["label"] for a, b, attrs in dot.edges}[old, new] == "renamed"
     rows = list(csv.DictReader(io.StringIO(lineage_csv(down))))
-    assert [(r["fieldPath"], r["relation"]) for r in rows] == [("amt", "derived"), ("amount", "renamed")]
+    assert sorted((r["fieldPath"], r["relation"]) for r in rows) == \
+        [("amount", "manual"), ("amount", "renamed"), ("amt", "derived")]
     impact = graph.impact(raw_amt)
-    assert "amount (renamed from amt)" in text(impact_table(impact, "impact"))
+    assert "amount (manual, by bob; renamed from amt)" in text(impact_table(impact, "impact"))
 
     ingest(graph, schema_event(orders, ["amount"], T_RENAME), schema_event(v2, ["amount"], T_RENAME + 1000))
     graph.ingest([RenameChange(v2, from_dataset=orders, ts=T_RENAME + 1000, source="sql")])
