@@ -227,6 +227,10 @@ def arrow_fields(renamed: bool, fmt: str, tmp_path: Any) -> tuple[SchemaField, .
                                  metadata={"PARQUET:field_id": "1"})])
     if fmt == "arrow":
         return tuple(normalize(schema, "arrow"))
+    if fmt == "odf":  # Open Data Fabric's SetDataSchema: the Arrow schema as a flatbuffer
+        from fieldgraph.normalizers.arrow import flatbuffer_from_schema
+
+        return tuple(normalize(flatbuffer_from_schema(schema), "arrow"))
     import pyarrow.parquet as pq
 
     path = tmp_path / f"{renamed}.parquet"
@@ -238,7 +242,7 @@ K = ds("orders", "kafka")
 
 
 @WITH_MEMORY
-@pytest.mark.parametrize("fmt", ["avro", "protobuf", "arrow", "parquet"])
+@pytest.mark.parametrize("fmt", ["avro", "protobuf", "arrow", "parquet", "odf"])
 def test_each_format_that_states_renames_keeps_the_lineage(graph: Any, fmt: str, tmp_path: Any) -> None:
     from fieldgraph.ingest.sources import decode_event
 
