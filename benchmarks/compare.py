@@ -7,10 +7,10 @@ For a refactoring that must not slow anything down: each benchmark script of :da
 times on each checkout, alternating (before, after, before, after, ...) so the machine's noise falls on both
 alike, each run in a subprocess whose ``fieldgraph`` is the checkout's own (``PYTHONPATH``). Every number of the
 scripts' JSON whose key names a rate (``...PerS``, ``..._per_s``) or a duration (``seconds``, ``...S``,
-``...Ms``) is compared: the best of the rounds on each side, and ``speedup`` = after over before for a rate,
-before over after for a duration (above 1: the after checkout is faster). Per benchmark the geometric mean of
-its speedups; the printed JSON has every compared number. A script the before checkout does not have is
-skipped, and so is a number only one side prints.
+``...Ms``; a ``p50``/``p95``/``max`` of such a key) is compared: the best of the rounds on each side, and
+``speedup`` = after over before for a rate, before over after for a duration (above 1: the after checkout is
+faster). Per benchmark the geometric mean of its speedups; the printed JSON has every compared number. A script
+the before checkout does not have is skipped, and so is a number only one side prints.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ RUNS = {
 
 RATE = re.compile(r"(PerS|_per_s|PerSecond)$")
 DURATION = re.compile(r"(^seconds$|[a-z]S$|Ms$|_s$|_ms$)")
+#: a statistic of the durations its parent key names (``"upstreamApiMs": {"p50": ...}``)
+STATISTIC = re.compile(r"^(p\d+|mean|median|min|max)$")
 
 
 def numbers(doc: Any, prefix: str = "") -> dict[str, float]:
@@ -54,8 +56,11 @@ def numbers(doc: Any, prefix: str = "") -> dict[str, float]:
 
 
 def kind(path: str) -> str | None:
-    """``rate``, ``duration`` or None (a count, a ratio, a setting: not compared), by the number's key."""
-    key = path.rsplit(".", 1)[-1]
+    """``rate``, ``duration`` or None (a count, a ratio, a setting: not compared), by the number's key (or, for a
+    statistic such as ``p50``, its parent's)."""
+    *_, parent, key = ["", *path.split(".")]
+    if STATISTIC.match(key):
+        key = parent
     if RATE.search(key):
         return "rate"
     if DURATION.search(key) and "machine" not in path and "loadAverage" not in path:

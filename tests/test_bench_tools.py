@@ -94,3 +94,18 @@ def test_run_leaves_out_flags_a_script_does_not_define_yet(monkeypatch: pytest.M
         ["--datasets", "5", "--repeat", "1"], ["--nonesuch"])
     assert mod.redact("bolt://neo4j:secret@host:7687") == "bolt://neo4j:***@host:7687"
     assert {b.name for b in mod.BENCHMARKS} >= {"normalize", "normalize_curves", "graph", "graph_curves", "ingest"}
+
+
+def test_compare_tells_rates_durations_and_their_statistics_from_counts() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_compare", ROOT / "benchmarks" / "compare.py")
+    assert spec is not None and spec.loader is not None
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    kinds = {p: compare.kind(p) for p in ("ingest.raw.edgesPerS", "bulk.seconds", "query.upstreamApiMs.p50",
+                                          "query.upstreamApiMs.max", "query.upstreamVarLengthCypherMs.queries",
+                                          "machine.loadAverageMs.p50", "fields", "scale.p50")}
+    assert kinds == {"ingest.raw.edgesPerS": "rate", "bulk.seconds": "duration", "query.upstreamApiMs.p50": "duration",
+                     "query.upstreamApiMs.max": "duration", "query.upstreamVarLengthCypherMs.queries": None,
+                     "machine.loadAverageMs.p50": None, "fields": None, "scale.p50": None}
