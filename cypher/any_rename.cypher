@@ -1,4 +1,4 @@
-// Whether the graph holds any rename (walks then look for renames at each step).
+// How many renames the graph holds (walks look for renames at each step only when there are any). A count, which
+// both stores answer from their counts (FalkorDB scans every node for `... RETURN 1 LIMIT 1` of a type it has none of).
 MATCH ()-[r:RenamedFrom]->()
-RETURN 1 AS found
-LIMIT 1
+RETURN count(r) AS renames

@@ -872,7 +872,7 @@ class MemoryStore(GraphStore):
         return out
 
     def _any_rename(self, p: Mapping[str, Any]) -> list[Row]:
-        return [{"found": 1}] if any(e.type == "RenamedFrom" for e in self._edges()) else []
+        return [{"renames": sum(1 for e in self._edges() if e.type == "RenamedFrom")}]
 
     def _upstream_step(self, p: Mapping[str, Any]) -> list[Row]:
         return self._step(p, "DatasetField", True, False)

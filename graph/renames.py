@@ -81,7 +81,7 @@ class RenameReader:
         self.listings = cy.statement("field_listings")
 
     def any(self) -> bool:
-        return bool(self.store.run(cy.statement("any_rename")))
+        return bool(self.store.run(cy.statement("any_rename"))[0]["renames"])
 
     def cross(self, direction: str, frontier: Sequence[tuple[str, int | None]],
               timeout_ms: int) -> list[tuple[dict[str, Any], int | None]]:
