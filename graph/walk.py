@@ -135,10 +135,13 @@ class Walk:
             h = Hop.from_row(r, level)
             if self.keep is not None and not self.keep(h):
                 continue
-            key = (h.from_urn, h.urn, *(h.edge.get(k) for k in _EDGE_KEY))
-            if key not in self.shown:  # the same edge, reached again at another instant, is shown once
-                self.shown.add(key)
+            if self.renames is None:  # one instant: each edge is found once
                 hops.append(h)
+            else:  # the same edge, reached again at another instant, is shown once
+                key = (h.from_urn, h.urn, *(h.edge.get(k) for k in _EDGE_KEY))
+                if key not in self.shown:
+                    self.shown.add(key)
+                    hops.append(h)
             if (h.urn, then) not in seen:
                 seen.add((h.urn, then))
                 nxt.append((h.urn, then))
