@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +28,17 @@ def iso_ms(text: str) -> int | None:
     except ValueError:
         return None
     return int((t if t.tzinfo else t.replace(tzinfo=UTC)).timestamp() * 1000)
+
+
+def now_ms() -> int:
+    """Now, in milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
+
+def parse_time_or_now(text: str | None, option: str = "--at") -> int:
+    """:func:`parse_time` of ``text``, now when it gives none."""
+    when = parse_time(text, option)
+    return now_ms() if when is None else when
 
 
 def parse_time(text: str | None, option: str = "--since") -> int | None:

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
-import getpass
-import time
 from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.text import Text
 
-from fieldgraph.errors import InputError, NotFoundError
+from fieldgraph.errors import NotFoundError
 from fieldgraph.ingest.cli.boundary import finish
-from fieldgraph.ingest.cli.options import TIME_FORMS, AsJson, GraphName, GraphUri, open_graph
+from fieldgraph.ingest.cli.options import TIME_FORMS, AsJson, GraphName, GraphUri, open_graph, user_or, write_refusing
 from fieldgraph.ingest.cli.render import dump, out, short
-from fieldgraph.ingest.times import parse_time
+from fieldgraph.ingest.times import parse_time_or_now
 
 if TYPE_CHECKING:
     from fieldgraph.changes import ManualEdgeChange
-    from fieldgraph.graph import LineageGraph
     from fieldgraph.graph.answers import DrawnEdge
 
 edge_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -48,10 +45,10 @@ def add_cmd(
     the graph yet is a placeholder, as in any lineage. Drawing an edge that holds changes nothing."""
     from fieldgraph.changes import ManualEdgeChange
 
-    change = ManualEdgeChange.of(downstream, upstream, transformation=transformation, note=note, by=_who(by),
-                                 ts=_when(at), origin="fieldgraph edge add")
+    change = ManualEdgeChange.of(downstream, upstream, transformation=transformation, note=note, by=user_or(by),
+                                 ts=parse_time_or_now(at), origin="fieldgraph edge add")
     with open_graph(graph, graph_name, create=True) as g:
-        _write(g, change)
+        write_refusing(g, [change])
         held = g.drawn_edge(downstream, upstream)
     _show(change, held, as_json=as_json)
     finish()
@@ -71,36 +68,15 @@ def remove_cmd(
     --as-of an earlier time still find it). Exit 4 when no edge drawn by hand holds between the two fields."""
     from fieldgraph.changes import ManualEdgeChange
 
-    change = ManualEdgeChange.of(downstream, upstream, by=_who(by), ts=_when(at), remove=True,
+    change = ManualEdgeChange.of(downstream, upstream, by=user_or(by), ts=parse_time_or_now(at), remove=True,
                                  origin="fieldgraph edge remove")
     with open_graph(graph, graph_name) as g:
         if not g.drawn_edge(downstream, upstream).holds:
             raise NotFoundError(f"no edge drawn by hand holds from {short(upstream)} into {short(downstream)}")
-        _write(g, change)
+        write_refusing(g, [change])
         held = g.drawn_edge(downstream, upstream)
     _show(change, held, as_json=as_json)
     finish()
-
-
-def _write(g: LineageGraph, change: ManualEdgeChange) -> None:
-    """``change`` written by the one write path (a refusal is bad input)."""
-    report = g.ingest([change])
-    if report.refused:
-        raise InputError("; ".join(reason for _, reason in report.refused))
-
-
-def _who(by: str | None) -> str | None:
-    if by:
-        return by
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):  # no user name in the environment or the password database
-        return None
-
-
-def _when(at: str | None) -> int:
-    when = parse_time(at, "--at")
-    return int(time.time() * 1000) if when is None else when
 
 
 def _show(change: ManualEdgeChange, held: DrawnEdge, *, as_json: bool = False) -> None:

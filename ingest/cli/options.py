@@ -1,5 +1,5 @@
 """What several commands share: option declarations, the one time parser, the one ``name=value`` parser,
-and the one way a command opens the graph."""
+the one way a command opens the graph, and who runs it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, overload
 
 import typer
 
-from fieldgraph.errors import ConfigError
+from fieldgraph.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
+    from fieldgraph.changes import Change
     from fieldgraph.graph import LineageGraph
 
 # --- options ----------------------------------------------------------------------------------------------
@@ -124,6 +125,25 @@ def parse_pairs(items: Iterable[str], option: str, *, typed: bool = False) -> di
 
 
 # --- the graph --------------------------------------------------------------------------------------------
+
+
+def user_or(by: str | None) -> str | None:
+    """``by``, else the OS user running the command (``None`` where it has none, as in some containers)."""
+    if by:
+        return by
+    import getpass
+
+    try:
+        return getpass.getuser() or None
+    except (OSError, KeyError, ImportError):  # no user name in the environment or the password database
+        return None
+
+
+def write_refusing(g: LineageGraph, changes: list[Change]) -> None:
+    """``changes`` written by the one write path; a change the graph refuses is bad input."""
+    report = g.ingest(changes)
+    if report.refused:
+        raise InputError("; ".join(reason for _, reason in report.refused))
 
 
 @contextmanager

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
-
 import typer
 from rich.text import Text
 
-from fieldgraph.errors import InputError
 from fieldgraph.ingest.cli.boundary import finish
-from fieldgraph.ingest.cli.options import TIME_FORMS, AsJson, GraphName, GraphUri, open_graph
+from fieldgraph.ingest.cli.options import TIME_FORMS, AsJson, GraphName, GraphUri, open_graph, user_or, write_refusing
 from fieldgraph.ingest.cli.render import ds, dump, out, short
-from fieldgraph.ingest.times import parse_time
+from fieldgraph.ingest.times import parse_time_or_now
 
 
 def rename_cmd(
@@ -32,9 +29,7 @@ def rename_cmd(
     reaches the readers of the new one. Fields no schema lists yet become placeholders. --json: the rename written."""
     from fieldgraph.ingest.sources.renames import dataset_rename, field_rename, rename_json
 
-    ts = parse_time(at, "--at")
-    when = int(time.time() * 1000) if ts is None else ts
-    who = by or _user()
+    when, who = parse_time_or_now(at), user_or(by)
     if dataset:
         change = dataset_rename(old, new, ts=when, source="cli", by=who, note=note, origin="fieldgraph rename",
                                 names=("OLD", "NEW"))
@@ -42,9 +37,7 @@ def rename_cmd(
         change = field_rename(old, new, ts=when, source="cli", by=who, note=note, origin="fieldgraph rename",
                               names=("OLD", "NEW"), hint="; rename a dataset with --dataset")
     with open_graph(graph, graph_name, create=True) as g:
-        report = g.ingest([change])
-    if report.refused:
-        raise InputError("; ".join(reason for _, reason in report.refused))
+        write_refusing(g, [change])
     if as_json:
         dump(rename_json(change))
     else:
@@ -53,12 +46,3 @@ def rename_cmd(
         out.print(Text(f"renamed {olds} -> {news}"))
     finish()
 
-
-def _user() -> str | None:
-    """The OS user running the command (``None`` where it has none, as in some containers)."""
-    import getpass
-
-    try:
-        return getpass.getuser() or None
-    except (OSError, KeyError, ImportError):
-        return None

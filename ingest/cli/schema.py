@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -102,16 +101,16 @@ def set_schema_cmd(
     keep the renamed fields' lineage."""
     from fieldgraph.changes import SchemaChange
     from fieldgraph.graph.plan import parse_field_ref
-    from fieldgraph.ingest.times import parse_time
+    from fieldgraph.ingest.times import parse_time_or_now
     from fieldgraph.normalizers import fields_of, v1_path
     from fieldgraph.normalizers.urns import canonical_dataset_urn
 
-    when = parse_time(at, "--at")
+    when = parse_time_or_now(at)
     urn = canonical_dataset_urn(dataset)
     schema = read_schema(file, format)
     with about(file):
         fields = fields_of(schema.to_model(), key=key, name=file.name)
-    change = SchemaChange(urn, tuple(fields), version=version, ts=int(time.time() * 1000) if when is None else when,
+    change = SchemaChange(urn, tuple(fields), version=version, ts=when,
                           name=file.name, origin=str(file))
     with open_graph(graph, graph_name, create=True) as g:
         plan = g.write([change])

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -34,7 +33,7 @@ from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.datahub import decode_datahub_event
 from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
 from fieldgraph.ingest.sources.renames import decode_rename_request, rename_json
-from fieldgraph.ingest.times import parse_time
+from fieldgraph.ingest.times import now_ms, parse_time_or_now
 
 from .guard import parse_json, read_body
 from .state import Service, ServiceDep, readable, writable
@@ -171,15 +170,17 @@ async def _write_edge(request: Request, svc: Service, body: Any, *, remove: bool
     """The edge drawn or removed by the one write path (a bad one: 422, as any event), answered with what holds
     after it between the two fields."""
     status = 200 if remove else 201
+    decoded: list[ManualEdgeChange] = []
 
     def decode(obj: Any, origin: str) -> list[Change]:
-        return [_manual_edge(obj, origin, remove=remove)]
+        decoded.append(_manual_edge(obj, origin, remove=remove))
+        return [decoded[-1]]
 
     written = await _ingest(request, svc, [body], decode, "edges", {}, status)
     if written.status_code != status:
         return written
-    change = _manual_edge(body, "", remove=remove)
-    held = await asyncio.to_thread(svc.graph.drawn_edge, change.edge.downstream, change.edge.upstream)
+    edge = decoded[-1].edge
+    held = await asyncio.to_thread(svc.graph.drawn_edge, edge.downstream, edge.upstream)
     return JSONResponse(held.to_json(), status)
 
 
@@ -199,10 +200,9 @@ def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
     at = obj.get("at")
     if at is not None and (isinstance(at, bool) or not isinstance(at, (int, str))):
         raise InputError(f"the edge's 'at' is ms since the epoch or an ISO 8601 time, got {type(at).__name__}")
-    when = parse_time(None if at is None else str(at), "at")
     return ManualEdgeChange.of(obj["downstream"], obj["upstream"], transformation=obj.get("transformation"),
                                note=obj.get("note"), by=obj.get("by") or API_WRITER, remove=remove, origin=origin,
-                               ts=int(time.time() * 1000) if when is None else when)
+                               ts=parse_time_or_now(None if at is None else str(at), "at"))
 
 
 @router.post("/api/v1/renames", status_code=201, dependencies=[Depends(writable)])
@@ -213,7 +213,7 @@ async def renames(request: Request, svc: ServiceDep) -> Response:
     service's token has no name)."""
     body = await _body(request, svc, "the rename")
     n = next(svc.requests)
-    change = decode_rename_request(body, now=int(time.time() * 1000), source="api", by=API_WRITER,
+    change = decode_rename_request(body, now=now_ms(), source="api", by=API_WRITER,
                                    origin=f"http:{n}:0")
 
     def decode(obj: Any, origin: str) -> list[Change]:

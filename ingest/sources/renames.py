@@ -21,8 +21,9 @@ from typing import Any
 
 from fieldgraph.changes import RenameChange
 from fieldgraph.errors import EventError, RenameError, UrnError
+from fieldgraph.graph.plan import simple_ref
 from fieldgraph.ingest.times import epoch_ms
-from fieldgraph.normalizers import FieldUrn, v1_path
+from fieldgraph.normalizers import FieldUrn
 from fieldgraph.normalizers.urns import DatasetUrn
 
 FIELD_KEYS = ("old", "new")
@@ -38,7 +39,7 @@ def field_rename(old: str, new: str, *, ts: int, source: str, by: str | None = N
     if str(o.dataset) != str(n.dataset):
         raise RenameError(f"{names[0]} {old!r} and {names[1]} {new!r} are fields of two datasets ({o.dataset} and "
                           f"{n.dataset}): a field is renamed within its dataset{hint}")
-    if _simple(o.field_path) == _simple(n.field_path):
+    if simple_ref(o.field_path) == simple_ref(n.field_path):
         raise RenameError(f"{names[1]} {new!r} is the field {names[0]} names: a rename needs a new name")
     return RenameChange(str(n.dataset), ((str(o), str(n)),), ts=ts, source=source, by=by, note=note, origin=origin)
 
@@ -91,11 +92,6 @@ def rename_json(c: RenameChange) -> dict[str, Any]:
     return {"dataset": c.dataset, "fromDataset": c.from_dataset,
             "renames": [{"old": old, "new": new} for old, new in c.renames],
             "time": c.ts, "source": c.source, "by": c.by, "note": c.note}
-
-
-def _simple(path: str) -> str:
-    """A path's field names, dotted (v2 and slash paths of one field are the same field)."""
-    return ".".join(c for c in path.split("/") if c) if path.startswith("/") else v1_path(path)
 
 
 def _field(ref: str, name: str, hint: str) -> FieldUrn:

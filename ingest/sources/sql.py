@@ -67,13 +67,15 @@ def sql_changes(text: str, *, dialect: str | None, names: TableNames, job: str |
     """The SQL changes of a text of statements (see the module), or :class:`SqlError`."""
     statements = parse_statements(text, dialect)
     out: list[Change] = []
+    renames = 0  # the text's k-th rename is stamped k ms after ts
     for st in statements:
         if st.kind == "other":
             renamed = rename_of(st)
             if renamed is not None:
                 note = st.parsed().sql(dialect=st.dialect, comments=False)  # the statement, without its comments
                 for c in rename_changes(renamed, names, ts=ts, origin=origin, by=job, note=note):
-                    out.append(replace(c, ts=ts + sum(isinstance(o, RenameChange) for o in out)))
+                    out.append(replace(c, ts=ts + renames))
+                    renames += 1
             continue
         if st.kind == "select" and not target:
             if len(statements) == 1:
