@@ -164,11 +164,8 @@ def _written_keys(c: Change) -> Iterator[str]:
             yield from (parse_field_ref(ref)[0] for ref in (*c.fields, *(e.downstream for e in c.edges)))
             if c.operations is not None:
                 yield from (*c.operations.sources, *c.operations.destinations)
-        case RenameChange():
-            yield from (parse_field_ref(new)[0] for _, new in c.renames)
-        case ManualEdgeChange():  # its downstream's dataset is the one it names
-            pass
-        case SchemaChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
+        case (SchemaChange() | EditableSchemaChange() | RenameChange() | ManualEdgeChange() | AspectDelete()
+              | DatasetDelete()):  # a rename's fields are references; an edge's downstream is in the dataset named
             pass
         case _:
             assert_never(c)

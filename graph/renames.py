@@ -79,9 +79,10 @@ class RenameReader:
         self.store = store
         self.step = cy.statement("rename_step")
         self.listings = cy.statement("field_listings")
+        self.count = cy.statement("any_rename")
 
     def any(self) -> bool:
-        return bool(self.store.run(cy.statement("any_rename"))[0]["renames"])
+        return bool(self.store.run(self.count)[0]["renames"])
 
     def cross(self, direction: str, frontier: Sequence[tuple[str, int | None]],
               timeout_ms: int) -> list[tuple[dict[str, Any], int | None]]:

@@ -249,10 +249,8 @@ def queries_named(changes: Sequence[Change]) -> list[str]:
                 urns[c.query] = None
             case LineageChange():
                 urns.update((q, None) for q, _ in c.queries)
-            case ManualEdgeChange():
-                pass
             case (SchemaChange() | JobLineageChange() | SqlChange() | EditableSchemaChange() | DataJobChange()
-                  | RenameChange() | AspectDelete() | DatasetDelete()):
+                  | RenameChange() | ManualEdgeChange() | AspectDelete() | DatasetDelete()):
                 pass
             case _:
                 assert_never(c)

@@ -82,9 +82,7 @@ def _long_keys(c: Change) -> Iterator[str]:
             keys += (c.job, c.run)
         case ManualEdgeChange():
             keys.append(c.edge.downstream)
-        case RenameChange():
-            keys += (new for _, new in c.renames)
-        case QueryChange() | EditableSchemaChange() | AspectDelete() | DatasetDelete():
+        case QueryChange() | EditableSchemaChange() | RenameChange() | AspectDelete() | DatasetDelete():
             pass
         case _:
             assert_never(c)

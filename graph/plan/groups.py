@@ -43,10 +43,8 @@ def datasets_to_read(changes: Iterable[Change]) -> list[str]:
                 continue
             case DataJobChange():  # a job's URN is not a dataset's: its references are
                 pass
-            case ManualEdgeChange():
-                urns[c.dataset] = None
             case (SchemaChange() | LineageChange() | JobLineageChange() | SqlChange() | EditableSchemaChange()
-                  | RenameChange() | AspectDelete() | DatasetDelete()):
+                  | RenameChange() | ManualEdgeChange() | AspectDelete() | DatasetDelete()):
                 urns[c.dataset] = None
             case _:
                 assert_never(c)
