@@ -161,8 +161,13 @@ def path_mark(res: LineageResult, frm: str, to: str) -> str:
     ``  (renamed)``, ``  (manual, by ann)``; any other hop: ``""``."""
     for h in res.hops:
         if h.from_urn == frm and h.urn == to and (h.rename or h.manual):
-            return "  (renamed)" if h.rename else "  (manual" + (f", by {h.edge['by']})" if h.edge.get("by") else ")")
+            return "  (renamed)" if h.rename else f"  ({_drawn(h)})"
     return ""
+
+
+def _drawn(h: Hop) -> str:
+    """``manual, by ann`` (``manual`` when nobody is named): an edge drawn by hand, as a note after a field."""
+    return "manual" + (f", by {h.edge['by']}" if h.edge.get("by") else "")
 
 
 def impact_table(impact: Impact, title: str) -> Table:
@@ -176,7 +181,7 @@ def impact_table(impact: Impact, title: str) -> Table:
         if h.rename:
             note = f"renamed from {rename_names(*renamed_ends(h, impact.walk.direction))[0]}"
         elif h.manual:
-            note = "manual" + (f", by {h.edge['by']}" if h.edge.get("by") else "")
+            note = _drawn(h)
         else:
             continue
         said = notes.setdefault((h.dataset_urn, h.field_path), [])
