@@ -154,6 +154,8 @@ class Sorted:
     items: Sequence[Any]
     keys: Sequence[Key]
     exact: bool
+    #: the answer's keys in its own order (a page keeps it)
+    order: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, kind: str, answer: Mapping[str, Any], exact: bool) -> Sorted:
@@ -166,7 +168,7 @@ class Sorted:
             if not keys or keys[-1] != key:
                 keys.append(key)
                 items.append(x)
-        return cls(kind, {n: v for n, v in answer.items() if n not in k.lists}, items, keys, exact)
+        return cls(kind, {n: v for n, v in answer.items() if n not in k.lists}, items, keys, exact, tuple(answer))
 
     def page(self, after: Key | None, size: int, at: int, query: str) -> dict[str, Any]:
         """The ``size`` items after the key ``after`` (None: the first), as the answer's JSON with ``total``,
@@ -175,8 +177,9 @@ class Sorted:
         items = list(self.items[i:i + size])
         more = i + size < len(self.items)
         nxt = Cursor(at, query, self.keys[i + size - 1]).encode() if more and items else None
-        return {**KINDS[self.kind].page(self.frame, items), "total": len(self.items), "totalExact": self.exact,
-                "next": nxt}
+        body = KINDS[self.kind].page(self.frame, items)
+        return {**{k: body[k] for k in self.order if k in body}, **body, "total": len(self.items),
+                "totalExact": self.exact, "next": nxt}
 
 
 class Pages:

@@ -56,6 +56,7 @@ def test_pages_cover_the_whole_answer_once_in_a_stable_order(size: int) -> None:
     assert all(p["total"] == len(HOPS) and p["totalExact"] is True for p in pages)
     assert all(len(p["hops"]) == size for p in pages[:-1]) and 0 < len(pages[-1]["hops"]) <= size
     assert [h["depth"] for h in got] == sorted(h["depth"] for h in got)  # level by level
+    assert list(pages[0]) == [*walk([]), "total", "totalExact", "next"]  # the answer's keys in its order
     assert all({k: v for k, v in p.items() if k not in ("hops", "total", "totalExact", "next")} ==
                {k: v for k, v in walk([]).items() if k != "hops"} for p in pages)
     assert Sorted.of("lineage", walk(list(reversed(HOPS))), True).items == whole.items  # whatever order it came in
