@@ -30,8 +30,9 @@ from fieldgraph.errors import InputError
 
 #: an item's sort key (strings and integers; JSON lists in a cursor)
 Key = tuple[Any, ...]
-#: how many whole answers :class:`Pages` keeps
+#: how many whole answers :class:`Pages` keeps, and how many items between them at most
 CACHE_SIZE = 16
+CACHE_ITEMS = 500_000
 _VERSION = 1
 T = TypeVar("T")
 
@@ -183,11 +184,12 @@ class Sorted:
 
 
 class Pages:
-    """The last ``size`` whole answers (:class:`Sorted`), by (reader, query, instant): later pages cost a lookup.
-    Safe across threads; an answer is computed outside the lock."""
+    """The last ``size`` whole answers (:class:`Sorted`), by (reader, query, instant), holding ``max_items`` items
+    between them at most (the newest is kept whatever its size): later pages cost a lookup. Safe across threads;
+    an answer is computed outside the lock."""
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
-        self.size = size
+    def __init__(self, size: int = CACHE_SIZE, max_items: int = CACHE_ITEMS) -> None:
+        self.size, self.max_items = size, max_items
         self._answers: OrderedDict[tuple[str, str, int], Sorted] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -201,8 +203,9 @@ class Pages:
         with self._lock:
             self._answers[key] = found
             self._answers.move_to_end(key)
-            while len(self._answers) > self.size:
-                self._answers.popitem(last=False)
+            items = sum(len(a.items) for a in self._answers.values())
+            while len(self._answers) > self.size or (items > self.max_items and len(self._answers) > 1):
+                items -= len(self._answers.popitem(last=False)[1].items)
         return found
 
 
@@ -236,5 +239,5 @@ def walk_exact(partial: bool, reason: str | None, depth: int | None) -> bool:
     return not partial or (depth is not None and (reason or "").startswith(f"depth {depth} reached"))
 
 
-__all__ = ["CACHE_SIZE", "KINDS", "Cursor", "Kind", "Pages", "Sorted", "answer_page", "fingerprint", "first_page",
-           "head", "walk_exact"]
+__all__ = ["CACHE_ITEMS", "CACHE_SIZE", "KINDS", "Cursor", "Kind", "Pages", "Sorted", "answer_page", "fingerprint",
+           "first_page", "head", "walk_exact"]

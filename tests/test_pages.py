@@ -138,6 +138,10 @@ def test_pages_are_kept_per_reader_and_the_oldest_go() -> None:
     for reader in ("a", "b", "a", "c", "b"):
         answer_page(pages, "lineage", {"field": "s.a"}, whole, size=1, cursor=None, as_of=1, now=2, reader=reader)
     assert len(calls) == 4  # a, b, (a kept), c (b goes), b again
+    small, calls = Pages(max_items=len(HOPS) + 1), []
+    for reader in ("a", "b", "b", "a"):
+        answer_page(small, "lineage", {"field": "s.a"}, whole, size=1, cursor=None, as_of=1, now=2, reader=reader)
+    assert len(calls) == 3  # one answer at a time fits: a, b (a goes), (b kept), a again
 
 
 def test_walk_exact() -> None:
