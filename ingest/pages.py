@@ -174,7 +174,10 @@ class Sorted:
     def page(self, after: Key | None, size: int, at: int, query: str) -> dict[str, Any]:
         """The ``size`` items after the key ``after`` (None: the first), as the answer's JSON with ``total``,
         ``totalExact`` and ``next``."""
-        i = 0 if after is None else bisect.bisect_right(self.keys, after)
+        try:
+            i = 0 if after is None else bisect.bisect_right(self.keys, after)
+        except TypeError:  # a key of another shape than this answer's
+            raise InputError("cursor: not a cursor of this answer") from None
         items = list(self.items[i:i + size])
         more = i + size < len(self.items)
         nxt = Cursor(at, query, self.keys[i + size - 1]).encode() if more and items else None

@@ -98,6 +98,11 @@ def test_cursors_carry_the_instant_query_and_key_and_refuse_anything_else() -> N
             Cursor.decode(bad, c.query)
 
 
+def test_a_key_of_another_shape_is_a_bad_cursor() -> None:
+    with pytest.raises(InputError, match="^cursor: "):
+        Sorted.of("search", {"datasets": [{"urn": "d", "name": "n"}], "fields": []}, True).page((1, 2), 1, 0, "q")
+
+
 def test_answer_page_pins_its_instant_and_keeps_pages_whole_while_the_answer_changes() -> None:
     asked: list[int] = []
     state = {"hops": HOPS[:10]}
