@@ -4,7 +4,11 @@ backend (whole answers, writes between pages, cursors of another query, partial 
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +21,8 @@ from fieldgraph.ingest.pages import Cursor, Pages, Sorted, answer_page, fingerpr
 from fieldgraph.ingest.times import now_ms
 
 from .conftest import WITH_MEMORY, ds, ingest, lineage_event, schema_event, sf
-from .test_service import Service, served, settings  # noqa: F401  (settings: a fixture)
+from .test_readme import _in_order
+from .test_service import Service, served, service, settings  # noqa: F401  (service, settings: fixtures)
 
 # ---- the module, pure ----
 
@@ -269,6 +274,20 @@ def test_a_walk_stopped_short_gives_a_lower_bound(paged: Service) -> None:
     assert asked["partial"] and asked["totalExact"] is True and asked["total"] == 12  # stopped where it was asked
     assert paged.ok("/api/v1/tagged", label="PII", limit=3, budget=0.000001)["totalExact"] is False
     assert paged.ok("/api/v1/tagged", label="PII", limit=3, depth=1)["totalExact"] is True
+
+
+def test_readme_pages_request_does_what_readme_shows(service: Service) -> None:  # noqa: F811
+    """README's curl in "Pages", against the service over the example graph."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("#### Pages", 1)[1]
+    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
+    variables = "; ".join(re.findall(r"^(?:REPORT|PRICE)=.*$", readme, re.M))
+    (command,) = [line for line in block.splitlines() if line.startswith("curl ")]
+    shown = [line[1:].strip() for line in block.splitlines() if line.startswith("#   ")]
+    proc = subprocess.run(["bash", "-c", f"{variables}; {command.replace('http://127.0.0.1:8080', service.url)}"],
+                          env=dict(os.environ), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert shown and all(_in_order(s.split(), proc.stdout) for s in shown), proc.stdout
 
 
 # ---- the CLI ----
