@@ -32,7 +32,7 @@ from fieldgraph.errors import InputError
 Key = tuple[Any, ...]
 #: how many whole answers :class:`Pages` keeps, and how many items between them at most
 CACHE_SIZE = 16
-CACHE_ITEMS = 500_000
+CACHE_ITEMS = 100_000
 _VERSION = 1
 T = TypeVar("T")
 
