@@ -63,6 +63,7 @@ from .labels import (
 )
 from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .runs import RunLineage
+from .scope import Scope
 from .sql import Derived, derive_each
 from .steps import Plan
 from .store import GraphStore, open_store
@@ -109,6 +110,17 @@ class LineageGraph:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def scoped(self, scope: Scope) -> LineageGraph:
+        """This graph as a read ``scope`` sees it: every answer shows only the datasets it holds (a view over the same
+        store: :mod:`fieldgraph.graph.scoped`); a scope of every dataset that stops nowhere: the graph itself."""
+        from .scoped import ScopedGraph
+
+        return self if scope.all else ScopedGraph(self, scope)
+
+    def _visible(self, urns: Iterable[str]) -> list[str]:
+        """The field URNs of ``urns`` this graph shows (a scoped view leaves hidden ones out)."""
+        return list(urns)
 
     # ---- writes (the one write path: fieldgraph.graph.write) ----
 
@@ -354,7 +366,7 @@ class LineageGraph:
         rows = self.store.run(cy.statement("labeled_fields" if as_of is None else "labeled_fields_as_of"),
                               {"rows": [{"tag": None if term else norm, "term": term}],
                                **({} if as_of is None else {"asOf": as_of})})
-        sources = sorted({*(r["urn"] for r in rows), *editable_labeled(self.store, norm)})
+        sources = self._visible(sorted({*(r["urn"] for r in rows), *editable_labeled(self.store, norm)}))
         info = self._own_labels(sources, as_of)
         spreading = [] if norm in self.non_propagating else \
             [u for u in sources if norm not in (info[u].local if u in info else ())]
