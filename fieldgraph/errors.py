@@ -201,7 +201,7 @@ class AmbiguousReferenceError(GraphError, LookupError):
 
 
 class OutOfScope(GraphError):
-    """A question a read scope does not allow (:meth:`fieldgraph.graph.LineageGraph.scoped`): its answer would
+    """A question a read scope does not allow (:func:`fieldgraph.graph.scoped.scoped`): its answer would
     disclose the datasets the scope hides (graph-wide counts, raw queries)."""
 
 

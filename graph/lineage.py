@@ -63,7 +63,6 @@ from .labels import (
 )
 from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .runs import RunLineage
-from .scope import Scope
 from .sql import Derived, derive_each
 from .steps import Plan
 from .store import GraphStore, open_store
@@ -111,15 +110,9 @@ class LineageGraph:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def scoped(self, scope: Scope) -> LineageGraph:
-        """This graph as a read ``scope`` sees it: every answer shows only the datasets it holds (a view over the same
-        store: :mod:`fieldgraph.graph.scoped`); a scope of every dataset that stops nowhere: the graph itself."""
-        from .scoped import ScopedGraph
-
-        return self if scope.all else ScopedGraph(self, scope)
-
     def _visible(self, urns: Iterable[str]) -> list[str]:
-        """The field URNs of ``urns`` this graph shows (a scoped view leaves hidden ones out)."""
+        """The field URNs of ``urns`` this graph shows (a scoped view, :mod:`fieldgraph.graph.scoped`, leaves hidden
+        ones out)."""
         return list(urns)
 
     # ---- writes (the one write path: fieldgraph.graph.write) ----

@@ -3,8 +3,8 @@
 A scope is a list of rules, each matching dataset URNs: ``*`` (every dataset), ``platform:<name>`` (the datasets of
 one platform: ``platform:hive``) or a dataset URN prefix (``urn:li:dataset:(urn:li:dataPlatform:hive,finance.``:
 a platform's datasets whose name starts so). A dataset is in the scope when a rule matches its URN (in its
-canonical form); a field when its dataset is. :meth:`fieldgraph.graph.LineageGraph.scoped` answers under a read
-scope; :func:`out_of_scope` says which datasets a change writes (and reads) that a writer's scopes do not hold.
+canonical form); a field when its dataset is. :func:`fieldgraph.graph.scoped.scoped` answers under a read scope;
+:func:`out_of_scope` says which datasets a change writes (and reads) that a writer's scopes do not hold.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The lineage graph as a read scope sees it: :meth:`fieldgraph.graph.LineageGraph.scoped`.
+"""The lineage graph as a read scope sees it: :func:`scoped` (``scoped(graph, scope)``).
 
 :class:`ScopedGraph` answers over the same store, and no answer of it names a dataset the scope hides, nor its
 fields, edges or tags:
@@ -60,9 +60,6 @@ class ScopedGraph(LineageGraph):
 
     def close(self) -> None:
         """Nothing: the graph the view is of stays open."""
-
-    def scoped(self, scope: Scope) -> LineageGraph:
-        return self.graph.scoped(scope)
 
     def _visible(self, urns: Iterable[str]) -> list[str]:
         return [u for u in urns if self.scope.sees(u)]
@@ -177,6 +174,14 @@ class ScopedGraph(LineageGraph):
         raise OutOfScope("a read scope's view of the graph does not write")
 
 
+def scoped(graph: LineageGraph, scope: Scope) -> LineageGraph:
+    """``graph`` as a read ``scope`` sees it: every answer shows only the datasets the scope holds (a view over the
+    same store); for a scope that holds every dataset, the graph itself."""
+    if isinstance(graph, ScopedGraph):
+        graph = graph.graph
+    return graph if scope.all else ScopedGraph(graph, scope)
+
+
 #: what the view answers through the overrides above and the walks (every other public method of
 #: :class:`LineageGraph` is refused by the view until it is added here, or overridden)
 _ANSWERED = frozenset({"upstream", "downstream", "impact", "path", "drawn_edge", "tags", "tagged", "field", "ping",
@@ -197,4 +202,4 @@ for _name in dir(LineageGraph):
         setattr(ScopedGraph, _name, _refused(_name))
 
 
-__all__ = ["ScopedGraph"]
+__all__ = ["ScopedGraph", "scoped"]

@@ -35,6 +35,7 @@ from fieldgraph.errors import ConfigError, NotFoundError, OutOfScope
 from fieldgraph.graph.answers import encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.graph.scope import Scope, check_rule, out_of_scope
+from fieldgraph.graph.scoped import scoped
 from fieldgraph.ingest.config import ServeConfig, ServeToken, load_tokens
 
 from .conftest import WITH_MEMORY, ds, example_changes, schema_event, sf
@@ -157,40 +158,40 @@ def test_serve_token_prints_a_token_and_its_entry(tmp_path: Path) -> None:
 @WITH_MEMORY
 def test_scoped_walks_stop_at_hidden_fields_or_go_through_them(graph: Any) -> None:
     g = example(graph)
-    assert g.scoped(Scope(("*",))) is g
+    assert scoped(g, Scope(("*",))) is g
     whole = g.upstream(TOTAL)
-    sales = g.scoped(SALES).upstream(TOTAL)
+    sales = scoped(g, SALES).upstream(TOTAL)
     assert {h.urn for h in sales.hops} == {h.urn for h in whole.hops if h.depth == 1} and sales.hidden == 3
-    stopping = g.scoped(STOPPING).upstream(TOTAL)
+    stopping = scoped(g, STOPPING).upstream(TOTAL)
     assert stopping.hops == () and stopping.hidden == 2  # the two snowflake fields
-    through = g.scoped(THROUGH).upstream(TOTAL)
+    through = scoped(g, THROUGH).upstream(TOTAL)
     assert through.hidden == 5 and {h.urn for h in through.hops} == {h.urn for h in whole.hops if h.depth == 3}
     assert {(h.from_urn, h.depth, json.dumps(dict(h.edge))) for h in through.hops} == {(TOTAL, 3, '{"hidden": 2}')}
     assert whole.hidden is None and "hidden" not in whole.to_json()
-    assert list(g.scoped(THROUGH).path(TOTAL, PRICE).path) == [TOTAL, PRICE]
-    assert g.scoped(STOPPING).path(TOTAL, PRICE).path == ()
-    impact = g.scoped(THROUGH).impact(KAFKA)
+    assert list(scoped(g, THROUGH).path(TOTAL, PRICE).path) == [TOTAL, PRICE]
+    assert scoped(g, STOPPING).path(TOTAL, PRICE).path == ()
+    impact = scoped(g, THROUGH).impact(KAFKA)
     assert set(impact.datasets) == {REPORT} and impact.walk.hidden and impact.to_json()["hidden"] > 0
     for scope in (SALES, STOPPING, THROUGH):
         for name in (field_urn(HDFS, "price"), HDFS):
             with pytest.raises(NotFoundError) as exc:
-                g.scoped(scope).resolve_node(name)
+                scoped(g, scope).resolve_node(name)
             assert str(exc.value) == f"dataset {HDFS} is not in the graph"  # as for a dataset not in the graph
         with pytest.raises(OutOfScope):
-            g.scoped(scope).stats()
+            scoped(g, scope).stats()
 
 
 @WITH_MEMORY
 def test_scoped_tags_listings_and_diffs_leave_hidden_datasets_out(graph: Any) -> None:
     g = example(graph)
     assert [c.urn for c in g.tagged("PII").fields][-1] == CUSTOMER
-    assert g.scoped(SALES).tagged("PII").fields == () and g.scoped(SALES).tags(CUSTOMER).inherited == ()
-    through = g.scoped(THROUGH)
+    assert scoped(g, SALES).tagged("PII").fields == () and scoped(g, SALES).tags(CUSTOMER).inherited == ()
+    through = scoped(g, THROUGH)
     assert [(c.urn, c.sources) for c in through.tagged("PII").fields] == [
         (CUSTOMER_ID, (CUSTOMER_ID,)), (CUSTOMER, (CUSTOMER_ID,))]
     (label,) = through.tags(CUSTOMER).inherited
     assert (label.from_urn, label.path) == (CUSTOMER_ID, (CUSTOMER, CUSTOMER_ID))
-    sales = g.scoped(SALES)
+    sales = scoped(g, SALES)
     assert {(e.upstream, e.downstream) for e in sales.dataset_lineage()} == {(DAILY, REPORT)}
     assert sales.dataset_lineage(HDFS) == [] and sales.fields(HDFS) == []
     assert g.unresolved() and sales.unresolved() == [] and sales.ambiguous() == []

@@ -48,8 +48,8 @@ def serve_cmd(
     with open_graph(graph, graph_name, create=True) as g:
         app = create_app(g, cfg, platforms=platforms_from_env())
         log.info("serving %s on http://%s:%d (explorer at /explorer/; writes %s; reads %s)", g.store.describe(),
-                 cfg.host, cfg.port, "need a token" if cfg.token or cfg.tokens else "refused: no token",
-                 "need a token" if cfg.reads_need_token else "open")
+                 cfg.host, cfg.port, "need the token" if cfg.token or cfg.tokens else "refused: no token",
+                 "need the token" if cfg.reads_need_token else "open")
         # uvicorn shuts down gracefully on SIGINT/SIGTERM, then raises the signal again for the handler it found:
         # ours ends the command normally, so the graph is closed (and an embedded server started here stopped)
         previous = {s: signal.signal(s, _stop) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 
 from fieldgraph.graph import LineageGraph
 from fieldgraph.graph.scope import Scope
+from fieldgraph.graph.scoped import scoped
 from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.platforms import PlatformMapping
 
@@ -50,7 +51,7 @@ class Service:
         if who.name is None:
             return self.graph
         if who.name not in self.views:
-            self.views[who.name] = self.graph.scoped(who.read)
+            self.views[who.name] = scoped(self.graph, who.read)
         return self.views[who.name]
 
 
