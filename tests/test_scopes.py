@@ -39,6 +39,7 @@ from fieldgraph.graph.scoped import scoped
 from fieldgraph.ingest.config import ServeConfig, ServeToken, load_tokens
 
 from .conftest import WITH_MEMORY, ds, example_changes, schema_event, sf
+from .test_explorer import explorer  # noqa: F401  (the Chromium driver, one per module)
 
 KAFKA, HDFS = ds("demo.orders", "kafka"), ds("/demo/fact_orders", "hdfs")
 DAILY, REPORT = ds("analytics.public.orders_daily", "snowflake"), ds("sales.revenue_report", "tableau")
@@ -348,3 +349,33 @@ def test_writes_out_of_scope_are_refused_whole_and_by_is_the_token(scoped_servic
     r = s.http.post("/api/v1/renames", json={"old": b, "new": sf(kafka, "b2")}, headers=bearer("admin"))
     assert r.status_code == 201 and r.json()["rename"]["by"] == "api"  # the service's one token, as before
     assert ask(s, "kafka", "/api/v1/fields", dataset=kafka).status_code == 200
+
+
+# ---- the explorer, with a scoped token ----
+
+
+@pytest.mark.integration
+def test_the_explorer_with_a_scoped_token_draws_only_what_it_may_read(
+        graph: Any, tmp_path: Path, explorer: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """In Chromium, over ``fieldgraph serve --tokens-file``: the page asks for the token, and the lineage it draws
+    and the search it answers hold the sales token's datasets only."""
+    from .test_explorer import ARTIFACTS, ROOT, fields, serving
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the served process runs this checkout's code, as this one does
+    example(graph)
+    (tmp_path / "tokens.toml").write_text(entry("sales", sha256=hashlib.sha256(SECRETS["sales"].encode()).hexdigest(),
+                                                read=list(SALES.rules)))
+    with serving(graph, tmp_path, "--tokens-file", str(tmp_path / "tokens.toml")) as base:
+        explorer("prompts", answer=SECRETS["sales"])
+        explorer("open", url=f"{base}/explorer/")
+        assert [r["urn"] for r in explorer("search", text="demo")] == []
+        assert TOTAL in {r["urn"] for r in explorer("search", text="total_revenue")}
+        view = explorer("pick", testid="result-field", urn=TOTAL)
+        drawn = json.dumps(view)
+        assert {TOTAL, REVENUE} <= fields(view) and all(f.startswith(("urn:li:datasetField:(" + REPORT,
+                                                                      "urn:li:datasetField:(" + DAILY))
+                                                        for f in fields(view))
+        assert "fact_orders" not in drawn and "demo.orders" not in drawn
+        explorer("screenshot", path=str(ARTIFACTS / f"explorer-scoped-{'falkordb' if 'falkordb' in graph.uri else 'neo4j'}.png"))
+        assert explorer("errors") == []
+
