@@ -351,6 +351,19 @@ def test_writes_out_of_scope_are_refused_whole_and_by_is_the_token(scoped_servic
     assert ask(s, "kafka", "/api/v1/fields", dataset=kafka).status_code == 200
 
 
+@pytest.mark.integration
+def test_named_tokens_pass_the_rate_limit(graph: Any, tmp_path: Path) -> None:
+    from .test_service import start
+
+    token = ServeToken("sales", hashlib.sha256(SECRETS["sales"].encode()).hexdigest(), SALES)
+    config = ServeConfig(tokens=(token,), rate_limit=1, rejects=tmp_path / "rejects.jsonl")
+    for s in start(graph, config):
+        assert {s.http.get("/healthz", headers=bearer("sales")).status_code for _ in range(10)} == {200}
+        assert {s.http.get("/api/v1/search", params={"q": "x"}, headers=bearer("sales")).status_code
+                for _ in range(10)} == {200}
+        assert 429 in {s.http.get("/api/v1/search", params={"q": "x"}).status_code for _ in range(10)}
+
+
 # ---- the explorer, with a scoped token ----
 
 
@@ -376,6 +389,7 @@ def test_the_explorer_with_a_scoped_token_draws_only_what_it_may_read(
                                                                       "urn:li:datasetField:(" + DAILY))
                                                         for f in fields(view))
         assert "fact_orders" not in drawn and "demo.orders" not in drawn
-        explorer("screenshot", path=str(ARTIFACTS / f"explorer-scoped-{'falkordb' if 'falkordb' in graph.uri else 'neo4j'}.png"))
+        backend = "falkordb" if "falkordb" in graph.uri else "neo4j"
+        explorer("screenshot", path=str(ARTIFACTS / f"explorer-scoped-{backend}.png"))
         assert explorer("errors") == []
 
