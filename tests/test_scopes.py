@@ -352,6 +352,22 @@ def test_writes_out_of_scope_are_refused_whole_and_by_is_the_token(scoped_servic
 
 
 @pytest.mark.integration
+def test_pages_count_what_the_token_sees(scoped_service: Any) -> None:
+    s = scoped_service
+    whole = ask(s, "admin", "/api/v1/lineage/upstream", field=TOTAL, limit=1).json()
+    first = ask(s, "sales", "/api/v1/lineage/upstream", field=TOTAL, limit=1)
+    page = first.json()
+    assert (page["total"], page["hidden"], len(page["hops"])) == (2, 3, 1) and whole["total"] == 8
+    second = ask(s, "sales", "/api/v1/lineage/upstream", field=TOTAL, limit=1, cursor=page["next"])
+    assert second.json()["next"] is None and "fact_orders" not in first.text + second.text
+    # a cursor is kept per token: another token following it gets its own answer, not the first one's
+    other = ask(s, "stopping", "/api/v1/lineage/upstream", field=TOTAL, limit=1, cursor=page["next"]).json()
+    assert other["hops"] == [] and other["total"] == 0
+    tagged = ask(s, "sales", "/api/v1/tagged", label="PII", limit=5).json()
+    assert tagged["total"] == 0 and tagged["fields"] == []
+
+
+@pytest.mark.integration
 def test_named_tokens_pass_the_rate_limit(graph: Any, tmp_path: Path) -> None:
     from .test_service import start
 
