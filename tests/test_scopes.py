@@ -151,6 +151,9 @@ def test_serve_token_prints_a_token_and_its_entry(tmp_path: Path) -> None:
     assert t.write == Scope(("platform:hive",))
     bad = CliRunner().invoke(app, ["serve-token", "x", "--read", "hive"])
     assert bad.exit_code != 0 and "is not a scope rule" in bad.output
+    (tmp_path / "bad.toml").write_text(entry(read=["finance."]))
+    bad = CliRunner().invoke(app, ["serve", "--tokens-file", str(tmp_path / "bad.toml")])
+    assert bad.exit_code != 0 and "bad.toml: token 1 ('sales'): 'read': 'finance.' is not a scope rule" in bad.output
 
 
 # ---- the graph as a scope sees it ----
@@ -344,6 +347,8 @@ def test_writes_out_of_scope_are_refused_whole_and_by_is_the_token(scoped_servic
     r = s.http.post("/api/v1/edges", json={"downstream": b, "upstream": a, "by": "ci-bot", "note": "n"},
                     headers=bearer("kafka"))
     assert r.status_code == 201 and r.json()["edge"]["by"] == "kafka"  # unchanged: it held already
+    r = s.http.post("/api/v1/edges", json={"downstream": a, "upstream": b, "by": "ci-bot"}, headers=bearer("kafka"))
+    assert r.status_code == 201 and r.json()["edge"]["by"] == "ci-bot"  # the body names someone else, as before
     r = s.http.post("/api/v1/renames", json={"old": a, "new": sf(kafka, "a2")}, headers=bearer("kafka"))
     assert r.status_code == 201 and r.json()["rename"]["by"] == "kafka", r.text
     r = s.http.post("/api/v1/renames", json={"old": b, "new": sf(kafka, "b2")}, headers=bearer("admin"))
