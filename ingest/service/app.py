@@ -47,8 +47,8 @@ STATIC = Path(__file__).parent / "explorer" / "static"
 #: the status of each kind of error, most specific first
 STATUS: tuple[tuple[type[Exception], int], ...] = (
     (NotFoundError, 404), (OutOfScope, 403), (EventError, 422), (InputError, 400), (AmbiguousReferenceError, 400),
-    (QueryTimeout, 504),
-    (TransientError, 503), (GraphRefused, 400),  # refused on a read: a parameter the store cannot take
+    (QueryTimeout, 504), (TransientError, 503),
+    (GraphRefused, 400),  # refused on a read: a parameter the store cannot take
 )
 #: the names ``Host`` may give when the service listens on loopback only (no DNS rebinding onto it)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
