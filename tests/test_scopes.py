@@ -183,6 +183,10 @@ def test_scoped_walks_stop_at_hidden_fields_or_go_through_them(graph: Any) -> No
             assert str(exc.value) == f"dataset {HDFS} is not in the graph"  # as for a dataset not in the graph
         with pytest.raises(OutOfScope):
             scoped(g, scope).stats()
+    view = scoped(g, SALES)
+    for refused in (lambda: view.query("MATCH (n) RETURN n"), lambda: view.ingest([]), lambda: view.tag(TOTAL, ["x"])):
+        with pytest.raises(OutOfScope):  # what the view does not answer (a question learnt later too) is refused
+            refused()
 
 
 @WITH_MEMORY
