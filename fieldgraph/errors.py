@@ -25,6 +25,7 @@
     │   ├── AOFDamaged                   the embedded graph's append-only file is damaged: not opened
     │   ├── NotFoundError (LookupError)  a field or dataset the user named is not in the graph
     │   ├── AmbiguousReferenceError      a name that matches several fields
+    │   ├── OutOfScope                   a question a reader's scope does not allow (graph-wide counts)
     │   └── BulkLoadError                a bulk import that cannot run or failed (a value it cannot hold)
     │       └── GraphNotEmpty            the bulk load's target already holds a graph
     ├── WorkerError                      the Kafka worker cannot go on (fatal broker error, DLQ refuses)
@@ -199,6 +200,11 @@ class AmbiguousReferenceError(GraphError, LookupError):
         super().__init__(f"{ref!r} matches {len(candidates)} fields; name one of: " + ", ".join(candidates))
 
 
+class OutOfScope(GraphError):
+    """A question a read scope does not allow (:func:`fieldgraph.graph.scoped.scoped`): its answer would
+    disclose the datasets the scope hides (graph-wide counts, raw queries)."""
+
+
 class AOFDamaged(GraphError):
     """The embedded graph's append-only file is damaged (cut, garbled, emptied or without its manifest): it is
     not opened with data missing; ``fieldgraph server check`` says what, ``fieldgraph server repair`` keeps what
@@ -234,6 +240,6 @@ __all__ = [
     "AOFDamaged", "AmbiguousReferenceError", "BulkLoadError", "CdapLineageError", "ConfigError", "EmitError",
     "EventError", "FieldPathError", "FieldgraphError", "GraphError", "GraphNotEmpty", "GraphRefused",
     "GraphURIError", "GraphUnavailable", "InputError", "MessageDecodeError", "MissingExtraError",
-    "NotFoundError", "QueryTimeout", "RenameError", "SchemaNormalizationError", "SourceUnavailable", "SqlError",
-    "TransientError", "UrnError", "WorkerError", "require",
+    "NotFoundError", "OutOfScope", "QueryTimeout", "RenameError", "SchemaNormalizationError", "SourceUnavailable",
+    "SqlError", "TransientError", "UrnError", "WorkerError", "require",
 ]

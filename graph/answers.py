@@ -82,7 +82,8 @@ class Hop:
 @dataclass(frozen=True, slots=True)
 class LineageResult:
     """A walk from ``start`` (``upstream`` or ``downstream``): its hops level by level, ``partial`` (with its
-    ``reason``) when it stopped before the end; ``as_of``: the instant it walked (None: now)."""
+    ``reason``) when it stopped before the end; ``as_of``: the instant it walked (None: now); ``hidden``: under a
+    read scope, how many fields the scope hides it stopped at (or went through); None: no scope (not in its JSON)."""
 
     start: str
     direction: str
@@ -93,6 +94,7 @@ class LineageResult:
     #: partial only because the walk stopped at the depth the caller asked for (more lies beyond)
     at_requested_depth: bool = False
     as_of: int | None = None
+    hidden: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hops", tuple(self.hops))
@@ -114,7 +116,8 @@ class LineageResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "direction": self.direction, "depth": self.depth, "partial": self.partial,
-                "reason": self.reason, "hops": [h.to_json() for h in self.hops], "asOf": self.as_of}
+                "reason": self.reason, "hops": [h.to_json() for h in self.hops], "asOf": self.as_of,
+                **_hidden(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +132,7 @@ class Impact:
         w = self.walk
         return {"start": w.start, "partial": w.partial, "reason": w.reason,
                 "datasets": {d: list(p) for d, p in self.datasets.items()},
-                "hops": [h.to_json() for h in w.hops], "asOf": w.as_of}
+                "hops": [h.to_json() for h in w.hops], "asOf": w.as_of, **_hidden(w)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +163,12 @@ class LineagePath:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": list(self.path), "partial": self.walk.partial, "reason": self.walk.reason,
-                "asOf": self.walk.as_of}
+                "asOf": self.walk.as_of, **_hidden(self.walk)}
+
+
+def _hidden(walk: LineageResult) -> dict[str, int]:
+    """``{"hidden": n}`` for a walk under a read scope, else nothing (answers without a scope keep their JSON)."""
+    return {} if walk.hidden is None else {"hidden": walk.hidden}
 
 
 # ---- tags and terms ----

@@ -110,6 +110,11 @@ class LineageGraph:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def _visible(self, urns: Iterable[str]) -> list[str]:
+        """The field URNs of ``urns`` this graph shows (a scoped view, :mod:`fieldgraph.graph.scoped`, leaves hidden
+        ones out)."""
+        return list(urns)
+
     # ---- writes (the one write path: fieldgraph.graph.write) ----
 
     def writer(self, mode: WriteMode = WriteMode.SINGLE) -> Writer:
@@ -354,7 +359,7 @@ class LineageGraph:
         rows = self.store.run(cy.statement("labeled_fields" if as_of is None else "labeled_fields_as_of"),
                               {"rows": [{"tag": None if term else norm, "term": term}],
                                **({} if as_of is None else {"asOf": as_of})})
-        sources = sorted({*(r["urn"] for r in rows), *editable_labeled(self.store, norm)})
+        sources = self._visible(sorted({*(r["urn"] for r in rows), *editable_labeled(self.store, norm)}))
         info = self._own_labels(sources, as_of)
         spreading = [] if norm in self.non_propagating else \
             [u for u in sources if norm not in (info[u].local if u in info else ())]

@@ -4,18 +4,24 @@ Now or as of an instant: the one-hop statements (``*_step.cypher``, ``*_step_as_
 that hold (held) then. Renames are crossed by the identity rules of :mod:`fieldgraph.graph.renames` (upstream, a
 walk goes on from the old name as of just before the rename: each field of a frontier carries the instant it is
 walked at). One read transaction for the whole walk where the store has them (Neo4j), timed out with the budget.
+
+Under a read scope (:class:`~fieldgraph.graph.scope.Scope`) a walk never shows a field the scope hides: it stops
+there (counted in the answer's ``hidden``), or, with ``through_hidden``, goes on through it and shows a visible field
+reached so as one hop from the last visible field before it, its edge only ``{"hidden": <hidden fields between>}``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from . import cypher as cy
 from .answers import Hop, LineageResult
 from .errors import QueryTimeout
 from .renames import RenameReader
+from .scope import Scope
 from .store import GraphStore
 from .write import chunks
 
@@ -34,11 +40,12 @@ _STEPS = {("upstream", False): "upstream_step", ("upstream", True): "upstream_st
 class Walk:
     """One walk in ``direction`` (``upstream``, ``downstream``), now or ``as_of``; with ``keep``, only the edges it
     accepts. ``deadline`` (``time.monotonic()``): when the budget of ``time_budget_s`` ends (default: that long
-    from now; a walk that shares its budget with other work passes the deadline of the whole)."""
+    from now; a walk that shares its budget with other work passes the deadline of the whole). ``scope``: only the
+    fields it sees are shown (see the module)."""
 
     def __init__(self, store: GraphStore, direction: str, *, as_of: int | None = None,
                  keep: Callable[[Hop], bool] | None = None, time_budget_s: float = DEFAULT_TIME_BUDGET_S,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, scope: Scope | None = None) -> None:
         self.store, self.direction, self.as_of, self.keep = store, direction, as_of, keep
         self.time_budget_s = time_budget_s
         self.deadline = time.monotonic() + time_budget_s if deadline is None else deadline
@@ -47,6 +54,9 @@ class Walk:
         self.at: dict[str, Any] = {"asOf": as_of} if as_of is not None else {}
         self.renames: RenameReader | None = None
         self.shown: set[tuple[Any, ...]] = set()
+        self.scope = scope
+        #: the hidden fields reached, each with the last visible field before it and the hidden ones from there
+        self.hidden: dict[str, tuple[str, int]] = {}
 
     def run(self, starts: Sequence[str], depth: int | None, *, dataset_starts: Sequence[str] = (),
             capped: bool = True) -> LineageResult:
@@ -61,7 +71,7 @@ class Walk:
 
         def result(reason: str | None = None, *, at_requested_depth: bool = False) -> LineageResult:
             return LineageResult(start, self.direction, tuple(hops), reason is not None, reason, depth,
-                                 at_requested_depth, self.as_of)
+                                 at_requested_depth, self.as_of, None if self.scope is None else len(self.hidden))
 
         with self.store.reading(timeout_ms=max(1, self._remaining_ms())):
             reader = RenameReader(self.store)
@@ -75,7 +85,7 @@ class Walk:
                 # too; one at the depth asked for checks that the edges it would follow lead to fields not reached)
                 try:
                     more = self._leads_on(frontier, seen) if not capped else \
-                        bool(self._one_hop(frontier[:1000], [], self._remaining_ms()))
+                        any(self._goes_to(r) for r, _ in self._one_hop(frontier[:1000], [], self._remaining_ms()))
                 except QueryTimeout:
                     return result(self._out_of_time(cap))
                 if more:
@@ -135,7 +145,16 @@ class Walk:
             h = Hop.from_row(r, level)
             if self.keep is not None and not self.keep(h):
                 continue
-            if self.renames is None:  # one instant: each edge is found once
+            if self.scope is not None:
+                shown = self._scoped(h)
+                if shown is None:  # hidden: walked on from only through hidden fields
+                    if self.scope.through_hidden and (h.urn, then) not in seen:
+                        seen.add((h.urn, then))
+                        nxt.append((h.urn, then))
+                    continue
+                h = shown
+            if self.renames is None and (self.scope is None or not self.scope.through_hidden):
+                # one instant: each edge is found once
                 hops.append(h)
             else:  # the same edge, reached again at another instant, is shown once
                 key = (h.from_urn, h.urn, *(h.edge.get(k) for k in _EDGE_KEY))
@@ -155,10 +174,24 @@ class Walk:
             if remaining_ms <= 0:
                 raise QueryTimeout("out of time")
             for r, then in self._one_hop(batch, [], remaining_ms):
-                if (r["urn"], then) not in seen and r.get("datasetUrn") is not None and \
+                if (r["urn"], then) not in seen and r.get("datasetUrn") is not None and self._goes_to(r) and \
                         (self.keep is None or self.keep(Hop.from_row(r, 0))):
                     return True
         return False
+
+    def _goes_to(self, row: dict[str, Any]) -> bool:
+        """Whether the walk may go to the field a step's row reaches (a hidden one: only through hidden fields)."""
+        return self.scope is None or self.scope.through_hidden or self.scope.sees(row["urn"])
+
+    def _scoped(self, h: Hop) -> Hop | None:
+        """``h`` as the scope shows it: None when it reaches a hidden field (kept in :attr:`hidden`); from a hidden
+        field, a hop from the last visible field before it whose edge is only the count of hidden fields between."""
+        assert self.scope is not None
+        before = self.hidden.get(h.from_urn)
+        if not self.scope.sees(h.urn):
+            self.hidden.setdefault(h.urn, (before[0], before[1] + 1) if before else (h.from_urn, 1))
+            return None
+        return h if before is None else replace(h, from_urn=before[0], edge={"hidden": before[1]})
 
 
 __all__ = ["DEFAULT_DEPTH_CAP", "DEFAULT_TIME_BUDGET_S", "Walk"]

@@ -31,6 +31,7 @@ from typing import Any
 
 from fieldgraph.errors import ConfigError
 from fieldgraph.graph import LineageGraph
+from fieldgraph.graph.scope import Scope
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 #: the topic of fieldgraph's own producers (JSON events; ``fieldgraph emit``'s default)
@@ -129,6 +130,82 @@ class WorkerConfig:
 
 
 @dataclass(frozen=True)
+class ServeToken:
+    """A named token of a tokens file: the SHA-256 of its secret (hex; never the secret), what it may read and
+    write (:class:`~fieldgraph.graph.scope.Scope`; ``read.through_hidden``: its walks go on through what it may not
+    read)."""
+
+    name: str
+    sha256: str = field(repr=False)
+    read: Scope = Scope()
+    write: Scope = Scope()
+
+
+#: the keys a tokens file's entry takes
+_TOKEN_KEYS = ("name", "sha256", "read", "write", "through_hidden")
+
+
+def load_tokens(path: Path) -> tuple[ServeToken, ...]:
+    """The named tokens of a tokens file (TOML, ``[[token]]`` entries; ``fieldgraph serve-token`` prints one)::
+
+        [[token]]
+        name = "finance-analysts"
+        sha256 = "<hex SHA-256 of the token>"
+        read = ["platform:hive", "urn:li:dataset:(urn:li:dataPlatform:kafka,finance."]
+        write = []
+        through_hidden = false
+
+    :class:`ConfigError` naming the file, the entry and what is wrong."""
+    doc = _load_toml(path)
+    extra = sorted(set(doc) - {"token"})
+    if extra:
+        raise ConfigError(f"{path}: unknown key {extra[0]!r}: a tokens file holds [[token]] entries")
+    entries = doc.get("token", [])
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError(f"{path}: no [[token]] entries")
+    out: list[ServeToken] = []
+    for i, e in enumerate(entries, 1):
+        if not isinstance(e, dict):
+            raise ConfigError(f"{path}: token {i} is not a table ([[token]] with name, sha256, read, write)")
+        out.append(_token(e, f"{path}: token {i}" + (f" ({e['name']!r})" if isinstance(e.get("name"), str) else "")))
+    names = [t.name for t in out]
+    for t in out:
+        if names.count(t.name) > 1:
+            raise ConfigError(f"{path}: two tokens are named {t.name!r}: each token's name is its own")
+    hashes = [t.sha256 for t in out]
+    for t in out:
+        if hashes.count(t.sha256) > 1:
+            raise ConfigError(f"{path}: token {t.name!r} has the sha256 of another token: each needs its own secret")
+    return tuple(out)
+
+
+def _token(e: Any, where: str) -> ServeToken:
+    unknown = sorted(set(e) - set(_TOKEN_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (an entry takes {', '.join(_TOKEN_KEYS)})")
+    name, digest = e.get("name"), e.get("sha256")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(f"{where}: 'name' is missing or empty")
+    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest.lower()):
+        raise ConfigError(f"{where}: 'sha256' is not a SHA-256 in hex (64 hex digits; fieldgraph serve-token prints "
+                          "it; never the token itself)")
+    through = e.get("through_hidden", False)
+    if not isinstance(through, bool):
+        raise ConfigError(f"{where}: 'through_hidden' is true or false, got {through!r}")
+    scopes: dict[str, tuple[str, ...]] = {}
+    for key in ("read", "write"):
+        rules = e.get(key, [])
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            raise ConfigError(f"{where}: {key!r} is a list of rules ('*', 'platform:<name>', a dataset URN prefix), "
+                              f"got {rules!r}")
+        try:
+            scopes[key] = tuple(Scope(tuple(rules)).rules)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {key!r}: {exc}") from exc
+    return ServeToken(name.strip(), digest.lower(), Scope(scopes["read"], through), Scope(scopes["write"]))
+
+
+@dataclass(frozen=True)
 class ServeConfig:
     """``fieldgraph serve``'s settings, read once at the edge (flags; the token from ``FIELDGRAPH_SERVE_TOKEN`` or
     a file, never a flag: flags show in process lists)."""
@@ -148,10 +225,16 @@ class ServeConfig:
     rejects: Path = Path(".fieldgraph/rejects.jsonl")
     #: the most events one graph write batches (requests arriving together are written together)
     batch_events: int = 500
+    #: the named tokens of ``--tokens-file``, each with its scopes; with them, reads need a token
+    tokens: tuple[ServeToken, ...] = ()
+
+    @property
+    def reads_need_token(self) -> bool:
+        return self.protect_reads or bool(self.tokens)
 
     @classmethod
-    def load(cls, *, token_file: Path | None = None, env: Mapping[str, str] | None = None,
-             **flags: Any) -> ServeConfig:
+    def load(cls, *, token_file: Path | None = None, tokens_file: Path | None = None,
+             env: Mapping[str, str] | None = None, **flags: Any) -> ServeConfig:
         env = os.environ if env is None else env
         token = (env.get("FIELDGRAPH_SERVE_TOKEN") or "").strip() or None  # as a request's is: no line ends
         if token_file is not None:
@@ -162,9 +245,10 @@ class ServeConfig:
         if token is not None and len(token) < 16:
             raise ConfigError("the serve token is shorter than 16 characters: use a long random one "
                               "(e.g. python -c 'import secrets; print(secrets.token_urlsafe())')")
-        cfg = cls(token=token, **{k: v for k, v in flags.items() if v is not None})
-        if cfg.protect_reads and not cfg.token:
-            raise ConfigError("--protect-reads needs a token (FIELDGRAPH_SERVE_TOKEN or --token-file)")
+        tokens = load_tokens(tokens_file) if tokens_file is not None else ()
+        cfg = cls(token=token, tokens=tokens, **{k: v for k, v in flags.items() if v is not None})
+        if cfg.protect_reads and not cfg.token and not cfg.tokens:
+            raise ConfigError("--protect-reads needs a token (FIELDGRAPH_SERVE_TOKEN, --token-file or --tokens-file)")
         if cfg.max_body_bytes < 1 or cfg.rate_limit < 0 or cfg.batch_events < 1:
             raise ConfigError(f"--max-body-bytes and --batch-events must be positive and --rate-limit not negative, "
                               f"got {cfg.max_body_bytes}, {cfg.batch_events} and {cfg.rate_limit}")

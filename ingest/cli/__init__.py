@@ -77,6 +77,7 @@ for _name, _command in (
     ("sql", sql.sql_cmd),
     ("rename", rename.rename_cmd),
     ("serve", serve.serve_cmd),
+    ("serve-token", serve.serve_token_cmd),
 ):
     app.command(_name)(_command)
 app.add_typer(graph.lineage_app, name="lineage")

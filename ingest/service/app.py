@@ -29,6 +29,7 @@ from fieldgraph.errors import (
     GraphRefused,
     InputError,
     NotFoundError,
+    OutOfScope,
     QueryTimeout,
     TransientError,
 )
@@ -45,8 +46,9 @@ STATIC = Path(__file__).parent / "explorer" / "static"
 
 #: the status of each kind of error, most specific first
 STATUS: tuple[tuple[type[Exception], int], ...] = (
-    (NotFoundError, 404), (EventError, 422), (InputError, 400), (AmbiguousReferenceError, 400), (QueryTimeout, 504),
-    (TransientError, 503), (GraphRefused, 400),  # refused on a read: a parameter the store cannot take
+    (NotFoundError, 404), (OutOfScope, 403), (EventError, 422), (InputError, 400), (AmbiguousReferenceError, 400),
+    (QueryTimeout, 504), (TransientError, 503),
+    (GraphRefused, 400),  # refused on a read: a parameter the store cannot take
 )
 #: the names ``Host`` may give when the service listens on loopback only (no DNS rebinding onto it)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -72,7 +74,7 @@ def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformM
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
     app.add_middleware(Guard, metrics=svc.metrics, rate_limit=config.rate_limit, max_body_bytes=config.max_body_bytes,
-                       token=config.token)
+                       token=config.token, hashes=frozenset(t.sha256 for t in config.tokens))
     if config.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 
@@ -102,7 +104,8 @@ _operations = APIRouter(tags=["operations"])
 async def health(svc: ServiceDep) -> Response:
     """200 when the graph answers, else 503. Asked on its own thread: busy reads do not make it fail."""
     await asyncio.to_thread(svc.graph.ping)
-    return JSONResponse({"status": "ok", **({} if svc.config.protect_reads else {"graph": svc.graph.store.describe()})})
+    shown = {} if svc.config.reads_need_token else {"graph": svc.graph.store.describe()}
+    return JSONResponse({"status": "ok", **shown})
 
 
 @_operations.get("/metrics")

@@ -8,6 +8,7 @@ are counted as they are read (:func:`read_body`).
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import threading
@@ -94,12 +95,14 @@ class Guard:
     and OpenLineage's HTTP transport does not retry a 429), declared body size, metrics."""
 
     def __init__(self, app: ASGIApp, *, metrics: Metrics, rate_limit: float, max_body_bytes: int,
-                 token: str | None = None) -> None:
+                 token: str | None = None, hashes: frozenset[str] = frozenset()) -> None:
         self.app = app
         self.metrics = metrics
         self.limit = RateLimit(rate_limit) if rate_limit > 0 else None
         self.max_body_bytes = max_body_bytes
         self.bearer = f"Bearer {token}".encode() if token else None
+        #: the SHA-256 (hex) of each named token (``--tokens-file``): trusted too
+        self.hashes = hashes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -127,10 +130,16 @@ class Guard:
             self.metrics.latency.labels(name).observe(time.perf_counter() - started)
 
     def _trusted(self, scope: Scope) -> bool:
-        if self.bearer is None:
+        if self.bearer is None and not self.hashes:
             return False
-        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-        return hmac.compare_digest(given.strip(), self.bearer)
+        given = next((v for k, v in scope["headers"] if k == b"authorization"), b"").strip()
+        if self.bearer is not None and hmac.compare_digest(given, self.bearer):
+            return True
+        scheme, _, secret = given.partition(b" ")
+        if not self.hashes or scheme.lower() != b"bearer":
+            return False
+        digest = hashlib.sha256(secret.strip()).hexdigest()
+        return any([hmac.compare_digest(digest, h) for h in self.hashes])
 
     def _refusal(self, scope: Scope) -> HttpError | None:
         if self.limit is not None and scope["path"] not in UNLIMITED and not self._trusted(scope):

@@ -1,7 +1,10 @@
-"""What every request reaches through FastAPI's dependencies: the graph, the settings, the writer, the metrics."""
+"""What every request reaches through FastAPI's dependencies: the graph, the settings, the writer, the metrics,
+and who is asking (the token a request presents)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import itertools
 from dataclasses import dataclass, field
 from typing import Annotated
@@ -9,11 +12,27 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from fieldgraph.graph import LineageGraph
+from fieldgraph.graph.scope import Scope
+from fieldgraph.graph.scoped import scoped
 from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.platforms import PlatformMapping
 
-from .guard import Metrics, check_token
+from .guard import HttpError, Metrics, check_token
 from .writer import EventWriter
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a request is from: a named token of the tokens file (``name``) with its scopes, or the service's one
+    token (``name`` None: it reads and writes everything)."""
+
+    name: str | None
+    read: Scope
+    write: Scope
+
+
+#: the service's one token (``FIELDGRAPH_SERVE_TOKEN``, ``--token-file``): full access
+FULL = Caller(None, Scope.everything(), Scope.everything())
 
 
 @dataclass
@@ -25,6 +44,15 @@ class Service:
     writer: EventWriter | None = None  # from the app's startup to its shutdown
     #: numbers the write requests (the rejects file's ``line``)
     requests: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    #: the graph as each named token's read scope sees it
+    views: dict[str, LineageGraph] = field(default_factory=dict)
+
+    def view(self, who: Caller) -> LineageGraph:
+        if who.name is None:
+            return self.graph
+        if who.name not in self.views:
+            self.views[who.name] = scoped(self.graph, who.read)
+        return self.views[who.name]
 
 
 def service(request: Request) -> Service:
@@ -32,19 +60,65 @@ def service(request: Request) -> Service:
     return svc
 
 
+def caller(request: Request, *, what: str) -> Caller | None:
+    """Who ``request`` is from, by the bearer token it presents (the service's token compared in constant time; a
+    named token by the SHA-256 of what is presented, compared with every named token's in constant time); None
+    without a token where none is needed (reads without ``--protect-reads`` or a tokens file). 401 for a missing or
+    unknown token where one is needed, 403 when the service has no token."""
+    known: Caller | None = getattr(request.state, "caller", None)
+    if known is not None:
+        return known
+    cfg = service(request).config
+    need = what == "writes" or cfg.reads_need_token
+    who: Caller | None = None
+    if not cfg.tokens:
+        if need:
+            check_token(request, cfg.token, what=what)
+            who = FULL
+    else:
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        given = given.strip()
+        if scheme.lower() == "bearer" and given:
+            who = _named(cfg, given)
+            if who is None:
+                raise HttpError(401, "the bearer token is not one of the service's",
+                                {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        elif need:
+            raise HttpError(401, f"{what} need a bearer token (Authorization: Bearer <token>)",
+                            {"WWW-Authenticate": "Bearer"})
+    request.state.caller = who
+    return who
+
+
+def _named(cfg: ServeConfig, given: str) -> Caller | None:
+    """The caller whose token ``given`` is: the service's one token, or the named token with its SHA-256."""
+    if cfg.token is not None and hmac.compare_digest(given.encode(), cfg.token.encode()):
+        return FULL
+    digest = hashlib.sha256(given.encode()).hexdigest()
+    found = None
+    for t in cfg.tokens:  # every one compared: the time taken does not tell which matched
+        if hmac.compare_digest(digest, t.sha256) and found is None:
+            found = Caller(t.name, t.read, t.write)
+    return found
+
+
 def the_graph(request: Request) -> LineageGraph:
-    return service(request).graph
+    """The graph as the request's token may read it (a named token's read scope; else the whole graph)."""
+    svc = service(request)
+    who = caller(request, what="reads")
+    return svc.graph if who is None else svc.view(who)
 
 
 def readable(request: Request) -> None:
-    """Reads need the token when the service protects them."""
-    cfg = service(request).config
-    if cfg.protect_reads:
-        check_token(request, cfg.token, what="reads")
+    """Reads need a token when the service protects them (``--protect-reads``, or a tokens file)."""
+    caller(request, what="reads")
 
 
 def writable(request: Request) -> None:
-    check_token(request, service(request).config.token, what="writes")
+    """Writes need a token; a named one with a write scope."""
+    who = caller(request, what="writes")
+    if who is not None and who.write.empty:
+        raise HttpError(403, f"token {who.name!r} may not write: its write scope is empty")
 
 
 ServiceDep = Annotated[Service, Depends(service)]

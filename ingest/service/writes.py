@@ -12,7 +12,9 @@
 
 Events are decoded by the sources and written by the one write path (:mod:`.writer`). A bad event is answered
 422 with its reason and appended to the rejects file, as ``fieldgraph ingest`` does; the others in the same request
-are written.
+are written. A named token (``--tokens-file``) writes only the datasets of its write scope, from upstream datasets
+of its read scope (:func:`fieldgraph.graph.scope.out_of_scope`): a request with one change outside them is answered
+403 naming the dataset and the token, and nothing of it is written.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from fieldgraph import __version__
 from fieldgraph.changes import Change, ManualEdgeChange
 from fieldgraph.errors import EventError, FieldgraphError, InputError, NotFoundError, TransientError
+from fieldgraph.graph.scope import out_of_scope
 from fieldgraph.ingest.replay import Reject, write_rejects
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.sources.datahub import decode_datahub_event
@@ -35,8 +38,8 @@ from fieldgraph.ingest.sources.openlineage import decode_openlineage_event
 from fieldgraph.ingest.sources.renames import decode_rename_request, rename_json
 from fieldgraph.ingest.times import now_ms, parse_time_or_now
 
-from .guard import parse_json, read_body
-from .state import Service, ServiceDep, readable, writable
+from .guard import HttpError, parse_json, read_body
+from .state import Service, ServiceDep, caller, readable, writable
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,8 @@ log = logging.getLogger(__name__)
 WRITE_WAIT_S = 30.0
 
 Decoder = Callable[[Any, str], list[Change]]
-#: who a write through the HTTP API is by (``by`` of a rename): the service has one token, without a name
+#: who a write through the HTTP API with the service's one token is by (``by`` of a rename, an edge's default):
+#: that token has no name (a named token's writes are by its name)
 API_WRITER = "api"
 
 router = APIRouter(tags=["writes"])
@@ -63,6 +67,7 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     n = next(svc.requests)
     # decoded in a worker thread: the event loop keeps answering meanwhile
     decoded, placed, rejected = await asyncio.to_thread(_decode, events, decode, n)
+    _in_scope(request, [c for changes in decoded for c in changes])
     assert svc.writer is not None, "the service is not started"
     try:
         outcome = await asyncio.wait_for(asyncio.wrap_future(svc.writer.submit(decoded)), WRITE_WAIT_S)
@@ -85,6 +90,23 @@ async def _ingest(request: Request, svc: Service, events: Sequence[Any], decode:
     return JSONResponse({"error": error, "message": error, "status": 422, "kind": "EventError",
                          "rejected": [{"index": i, "error": why} for i, why in rejected],
                          "written": len(events) - len(rejected)}, 422)
+
+
+def _by(request: Request) -> str:
+    """Who the request writes as: its named token's name, else ``api`` (the service's one token)."""
+    who = caller(request, what="writes")
+    return API_WRITER if who is None or who.name is None else who.name
+
+
+def _in_scope(request: Request, changes: Sequence[Change]) -> None:
+    """403 naming the dataset and the token unless the request's token may write every one of ``changes``."""
+    who = caller(request, what="writes")
+    if who is None or who.name is None:
+        return
+    for c in changes:
+        why = out_of_scope(c, who.write, who.read)
+        if why is not None:
+            raise HttpError(403, f"token {who.name!r} may not write this: {why}; nothing was written")
 
 
 def _decode(events: Sequence[Any], decode: Decoder, n: int
@@ -147,8 +169,9 @@ async def events(request: Request, svc: ServiceDep) -> Response:
 @router.post("/api/v1/edges", status_code=201, dependencies=[Depends(writable)])
 async def draw_edge(request: Request, svc: ServiceDep) -> Response:
     """A lineage edge drawn by hand (as ``fieldgraph edge add``): ``{"downstream": URN, "upstream": URN,
-    "transformation"?, "note"?, "by"?, "at"?}`` (``by``: who, default ``api``; ``at``: ms since the epoch or ISO
-    8601, default now). 201 with what holds then between the two fields (an edge drawn already holds on as it was)."""
+    "transformation"?, "note"?, "by"?, "at"?}`` (``by``: who, default the token's name,
+    ``api`` for the service's one token; ``at``: ms since the epoch or ISO 8601, default now). 201 with what holds
+    then between the two fields (an edge drawn already holds on as it was)."""
     body = await _body(request, svc, "the edge")
     return await _write_edge(request, svc, body, remove=False)
 
@@ -159,7 +182,8 @@ async def remove_edge(request: Request, svc: ServiceDep) -> Response:
     "by"?, "at"?}``; it is kept as a past edge. 200 with what holds then between the two fields; 404 when no edge
     drawn by hand holds between them."""
     body = await _body(request, svc, "the edge")
-    change = _manual_edge(body, "", remove=True)  # a bad one: 400 (nothing to look up)
+    change = _manual_edge(body, "", remove=True, by=_by(request))  # a bad one: 400 (nothing to look up)
+    _in_scope(request, [change])  # before looking: a 404 would tell what the token may not see
     held = await asyncio.to_thread(svc.graph.drawn_edge, change.edge.downstream, change.edge.upstream)
     if not held.holds:
         raise NotFoundError(f"no edge drawn by hand holds from {held.upstream} into {held.downstream}")
@@ -171,9 +195,10 @@ async def _write_edge(request: Request, svc: Service, body: Any, *, remove: bool
     after it between the two fields."""
     status = 200 if remove else 201
     decoded: list[ManualEdgeChange] = []
+    by = _by(request)
 
     def decode(obj: Any, origin: str) -> list[Change]:
-        decoded.append(_manual_edge(obj, origin, remove=remove))
+        decoded.append(_manual_edge(obj, origin, remove=remove, by=by))
         return [decoded[-1]]
 
     written = await _ingest(request, svc, [body], decode, "edges", {}, status)
@@ -184,8 +209,9 @@ async def _write_edge(request: Request, svc: Service, body: Any, *, remove: bool
     return JSONResponse(held.to_json(), status)
 
 
-def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
-    """The change an edge request's JSON asks for (:class:`InputError` naming what is wrong)."""
+def _manual_edge(obj: Any, origin: str, *, remove: bool, by: str = API_WRITER) -> ManualEdgeChange:
+    """The change an edge request's JSON asks for (:class:`InputError` naming what is wrong); ``by``: who, unless
+    the request names someone."""
     if not isinstance(obj, dict):
         raise InputError(f"an edge is a JSON object with downstream and upstream, got {type(obj).__name__}")
     allowed = {"downstream", "upstream", "by", "at"} | (set() if remove else {"transformation", "note"})
@@ -201,7 +227,7 @@ def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
     if at is not None and (isinstance(at, bool) or not isinstance(at, (int, str))):
         raise InputError(f"the edge's 'at' is ms since the epoch or an ISO 8601 time, got {type(at).__name__}")
     return ManualEdgeChange.of(obj["downstream"], obj["upstream"], transformation=obj.get("transformation"),
-                               note=obj.get("note"), by=obj.get("by") or API_WRITER, remove=remove, origin=origin,
+                               note=obj.get("note"), by=obj.get("by") or by, remove=remove, origin=origin,
                                ts=parse_time_or_now(None if at is None else str(at), "at"))
 
 
@@ -209,11 +235,11 @@ def _manual_edge(obj: Any, origin: str, *, remove: bool) -> ManualEdgeChange:
 async def renames(request: Request, svc: ServiceDep) -> Response:
     """A rename stated by hand (as ``fieldgraph rename``): ``{"old": <field URN>, "new": <field URN>}`` in one
     dataset, or ``{"oldDataset": <URN>, "newDataset": <URN>}``; ``at`` (ms or ISO 8601, default now) and ``note``
-    optional. 201 with the rename written; 400 naming what cannot be a rename. ``source`` api, ``by`` api (the
-    service's token has no name)."""
+    optional. 201 with the rename written; 400 naming what cannot be a rename. ``source`` api, ``by`` the token's
+    name (``api`` for the service's one token, which has no name)."""
     body = await _body(request, svc, "the rename")
     n = next(svc.requests)
-    change = decode_rename_request(body, now=now_ms(), source="api", by=API_WRITER,
+    change = decode_rename_request(body, now=now_ms(), source="api", by=_by(request),
                                    origin=f"http:{n}:0")
 
     def decode(obj: Any, origin: str) -> list[Change]:
