@@ -272,7 +272,7 @@ function drawPage(urn, direction) {
 
 function runLayout() {
   if (cy.nodes().empty()) return Promise.resolve();
-  const layout = cy.layout({
+  const layout = large.laidOut().layout({ // large lineage: collapsed groups are placed after, not by ELK
     name: 'elk',
     fit: false,
     nodeDimensionsIncludeLabels: false,

@@ -249,6 +249,7 @@ export function installLarge(x) {
   // layered layout draws as one tall column, is folded into columns of about the height of the drawing's width
   // (a cheap layout: positions only); what is to its right moves right by the width it gained.
   function arrange() {
+    place();
     const top = cy.nodes().filter((n) => !n.data('parent'));
     for (const box of top.filter((n) => n.isParent())) {
       const x2 = box.boundingBox().x2;
@@ -256,6 +257,65 @@ export function installLarge(x) {
       if (gained) top.filter((n) => n.boundingBox().x1 > x2).forEach((n) => move(n, gained, 0));
     }
     fold(top);
+  }
+
+  // what ELK lays out: all but the collapsed groups drawn on their own (and their edges), which place() puts
+  const loose = () => cy.nodes('[kind="group"]').filter((n) => !n.data('parent'));
+  const laidOut = () => {
+    const groups = loose();
+    return cy.elements().not(groups).not(groups.connectedEdges());
+  };
+
+  // The collapsed groups drawn on their own, in columns next to what their edges lead to: right of the drawn
+  // fields they derive from, left of those they feed, and a column further for a group fed by a group.
+  function place() {
+    const groups = loose();
+    if (groups.empty()) return;
+    const x = new Map(); // group id -> left edge
+    const y = new Map(); // group id -> the mean y of its drawn neighbours
+    const gap = 150;
+    const mean = (ns) => ns.reduce((s, n) => s + n.position('y'), 0) / ns.length;
+    for (const g of groups) {
+      const preds = g.incomers('node').not(groups);
+      const succs = g.outgoers('node').not(groups);
+      if (preds.nonempty()) x.set(g.id(), Math.max(...preds.map((n) => bb(n).x2)) + gap);
+      else if (succs.nonempty()) x.set(g.id(), Math.min(...succs.map((n) => bb(n).x1)) - gap - g.outerWidth());
+      const near = preds.union(succs);
+      if (near.nonempty()) y.set(g.id(), mean(near.toArray()));
+    }
+    const links = groups.edgesWith(groups);
+    for (let i = 0; i < groups.length; i += 1) { // a group fed by a group: a column to its right
+      for (const e of links) {
+        const [s, t] = [e.source().id(), e.target().id()];
+        if (x.has(s) && (!x.has(t) || x.get(t) < x.get(s) + e.source().outerWidth() + gap)) {
+          x.set(t, x.get(s) + e.source().outerWidth() + gap);
+        } else if (!x.has(s) && x.has(t)) x.set(s, x.get(t) - e.source().outerWidth() - gap);
+      }
+    }
+    const columns = new Map();
+    for (const g of groups) {
+      const left = Math.round(x.get(g.id()) ?? 0);
+      if (!columns.has(left)) columns.set(left, []);
+      columns.get(left).push(g);
+    }
+    const fixed = cy.nodes().not(groups).filter((n) => !n.data('parent')).map(bb);
+    cy.batch(() => {
+      for (const [left, column] of columns) {
+        column.sort((p, q) => p.data('label').localeCompare(q.data('label')));
+        const anchors = column.filter((g) => y.has(g.id())).map((g) => y.get(g.id()));
+        const centre = anchors.length ? anchors.reduce((a, b) => a + b, 0) / anchors.length : 0;
+        const height = column.reduce((sum, g) => sum + g.outerHeight() + 12, -12);
+        const right = left + Math.max(...column.map((g) => g.outerWidth()));
+        // what ELK drew in this column (an expanded dataset's box): the groups go round it, below
+        const taken = fixed.filter((b) => b.x1 < right && b.x2 > left).sort((a, b) => a.y1 - b.y1);
+        let top = centre - height / 2;
+        for (const g of column) {
+          for (const b of taken) if (top < b.y2 + 12 && top + g.outerHeight() > b.y1 - 12) top = b.y2 + 12;
+          g.position({ x: left + g.outerWidth() / 2, y: top + g.outerHeight() / 2 });
+          top += g.outerHeight() + 12;
+        }
+      }
+    });
   }
 
   const move = (n, dx, dy) => (n.isParent() ? n.descendants() : n).shift({ x: dx, y: dy });
@@ -443,5 +503,5 @@ export function installLarge(x) {
   cy.on('tap', 'node[kind="group"]', (ev) => task(() => expand(ev.target.data('dataset'))));
   cy.on('dbltap', 'node[kind="dataset"]', (ev) => task(() => collapse(ev.target.id())));
 
-  return { view, reset, group, refresh, arrange, more, expand, collapse, find, openDataset, datasetAction, tally };
+  return { view, reset, group, refresh, arrange, laidOut, more, expand, collapse, find, openDataset, datasetAction, tally };
 }
