@@ -115,6 +115,11 @@ def test_explorer_groups_collapses_expands_and_finds_in_a_5000_field_fanout(grap
         assert view["found"] == field_urn(shapes.FAN_ONE_TARGET, "c4999")
         assert [n["label"] for n in view["nodes"] if n["kind"] == "more"] == ["4974 more…"]
         assert counts(explorer) == {"total": 5000, "drawn": 26, "grouped": 0, "more": 4974, "beyond": 0}
+        # the next hops: past 60 new fields they join collapsed groups (here the rest of the one dataset)
+        view = explorer("button", testid="next-hops")
+        assert not [n for n in view["nodes"] if n["kind"] == "more"]
+        assert groups(view)[shapes.FAN_ONE_TARGET]["label"] == "4974 more fields…\n4974 in · 0 out"
+        assert counts(explorer) == {"total": 5000, "drawn": 26, "grouped": 4974, "more": 0, "beyond": 0}
         assert explorer("errors") == []
 
 

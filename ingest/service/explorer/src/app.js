@@ -174,6 +174,10 @@ const state = {
   pending: new Map(), // `${urn}|${direction}` -> neighbours ([{urn, hops}]) not drawn yet
 };
 
+// large lineage (large.js): dataset groups, search in the graph, paging by hop
+const large = installLarge({ cytoscape, cy, api, task, state, addField, addHop, relayout, h, datasetParts,
+  fieldParts, simplePath });
+
 function addDataset(urn) {
   if (cy.getElementById(urn).nonempty()) return;
   const { platform, name, env } = datasetParts(urn);
@@ -606,8 +610,5 @@ function openFromAddress() {
 }
 window.addEventListener('hashchange', openFromAddress);
 openFromAddress();
-
-// large lineage (large.js): dataset groups, search in the graph, paging by hop
-const large = installLarge({ cytoscape, cy, api, task, state, addField, addHop, relayout, h, datasetParts, fieldParts, simplePath });
 
 window.fieldgraphExplorer = { cy, state, focus: focusField, expand, select, PAGE, large };
