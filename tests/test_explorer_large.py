@@ -101,6 +101,12 @@ def test_explorer_groups_collapses_expands_and_finds_in_a_5000_field_fanout(grap
         assert counts(explorer) == {"total": 5000, "drawn": 1, "grouped": 4999, "more": 0, "beyond": 0}
         assert groups(view)[shapes.FAN_DATASETS[7]]["label"] == "99 more fields…\n99 in · 0 out"
         explorer("screenshot", path=str(ARTIFACTS / "explorer-large-search.png"))
+        # a dataset's name finds its collapsed group first, then its fields (the next Enter)
+        view = explorer("find", text="fan.target_12")
+        assert view["found"] == f"group|{shapes.FAN_DATASETS[12]}" and view["hits"] == "1 of 101"
+        view = explorer("find", text="fan.target_12")
+        assert view["found"] == field_urn(shapes.FAN_DATASETS[12], "f12_000") and view["hits"].startswith("2 of 101")
+        assert counts(explorer)["drawn"] == 2
 
         # zoom and pan stay fluid: frame times while zooming and dragging (reported by benchmarks/explorer.py)
         frames = explorer("frames", steps=10)

@@ -427,25 +427,33 @@ export function installLarge(x) {
     if (q !== view.lastSearch) {
       view.lastSearch = q;
       view.foundAt = -1;
-      const candidates = new Map();
-      for (const n of cy.nodes('[kind="field"], [kind="dataset"]')) candidates.set(n.id(), n.data('label'));
-      for (const [urn, a] of view.answer) candidates.set(urn, simplePath(a.fieldPath ?? fieldParts(urn).fieldPath));
-      for (const members of view.groups.values()) {
-        for (const urn of members) if (!candidates.has(urn)) candidates.set(urn, simplePath(fieldParts(urn).fieldPath));
+      // datasets (drawn, or collapsed groups) by name first, then fields by dataset.name.path
+      const datasets = new Map();
+      for (const n of cy.nodes('[kind="dataset"], [kind="group"]')) {
+        const d = n.data('kind') === 'group' ? n.data('dataset') : n.id();
+        const id = cy.getElementById(d).nonempty() ? d : n.id();
+        if (!datasets.has(d) || id === d) datasets.set(d, id);
       }
-      for (const list of state.pending.values()) {
-        for (const n of list) candidates.set(n.urn, simplePath(n.hops[0].fieldPath ?? fieldParts(n.urn).fieldPath));
-      }
-      view.found = [...candidates].filter(([urn, label]) => `${label}`.toLowerCase().includes(q)
-        || datasetParts(datasetOf(urn) ?? urn).name.toLowerCase().includes(q)).map(([urn]) => urn);
+      const fields = new Map();
+      const field = (urn, path) => {
+        if (!fields.has(urn)) fields.set(urn, `${datasetParts(datasetOf(urn)).name}.${simplePath(path ?? fieldParts(urn).fieldPath)}`);
+      };
+      for (const n of cy.nodes('[kind="field"]')) field(n.id(), n.data('fieldPath'));
+      for (const [urn, a] of view.answer) field(urn, a.fieldPath);
+      for (const members of view.groups.values()) for (const urn of members) field(urn);
+      for (const list of state.pending.values()) for (const n of list) field(n.urn, n.hops[0].fieldPath);
+      view.found = [
+        ...[...datasets].filter(([d]) => datasetParts(d).name.toLowerCase().includes(q)).map(([, id]) => id),
+        ...[...fields].filter(([, name]) => name.toLowerCase().includes(q)).map(([urn]) => urn)];
     }
     if (!view.found.length) {
       hits.textContent = 'no match';
       return;
     }
     view.foundAt = (view.foundAt + 1) % view.found.length;
-    const urn = view.found[view.foundAt];
-    const wasDrawn = drawn(urn);
+    let urn = view.found[view.foundAt];
+    if (urn.startsWith('group|') && !drawn(urn)) urn = urn.slice('group|'.length); // its fields all drawn since
+    const wasDrawn = drawn(urn) || !fieldParts(urn).dataset;
     if (!wasDrawn) {
       const dataset = datasetOf(urn);
       if (!view.groups.has(dataset) || !view.groups.get(dataset).has(urn)) join(dataset, urn);
