@@ -72,8 +72,9 @@ kafka: services
 
 # Every benchmark (benchmarks/run.py: the table of scripts and sizes) on the embedded graph, the graph ones again on
 # Neo4j with NEO4J=bolt://user:pass@host:7687 (a running one) or NEO4J=neo4j (one started per script);
-# their JSON and the PNGs benchmarks/plot.py draws from it go to benchmarks/results/.
-bench: $(VENV)/.installed-test
+# their JSON and the PNGs benchmarks/plot.py draws from it go to benchmarks/results/. The last one, explorer,
+# drives the explorer page in Chromium.
+bench: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.package-lock.json
 	$(PY) benchmarks/run.py $(if $(NEO4J),--neo4j $(NEO4J))
 	$(PY) benchmarks/plot.py
 

@@ -74,6 +74,8 @@ BENCHMARKS = [
           script="graph_curves"),
     # paging through a 100k-field impact answer over HTTP, next to the whole answer
     Bench("paging", "", "--fields 5000 --page-size 500 --rounds 1", graph=True),
+    # the explorer in Chromium on large lineage (embedded graph): time to draw, frame times while zooming/panning
+    Bench("explorer", "", "--rounds 1 --steps 10"),
 ]
 
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")

@@ -21,6 +21,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
+import { largeActions } from './large.mjs';
 
 const TIMEOUT = 30_000;
 const { values: opt } = parseArgs({
@@ -155,6 +156,8 @@ const actions = {
     return promptsAsked;
   },
 };
+
+Object.assign(actions, largeActions(page, { settle, idle, graph })); // tests/browser/large.mjs
 
 let n = 0;
 for await (const line of readline.createInterface({ input: process.stdin })) {

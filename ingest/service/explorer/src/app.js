@@ -4,6 +4,7 @@
 import cytoscape from 'cytoscape';
 import cytoscapeElk from 'cytoscape-elk';
 import { toSvg } from './svg.js';
+import { installLarge } from './large.js';
 
 cytoscape.use(cytoscapeElk);
 
@@ -173,6 +174,10 @@ const state = {
   pending: new Map(), // `${urn}|${direction}` -> neighbours ([{urn, hops}]) not drawn yet
 };
 
+// large lineage (large.js): dataset groups, search in the graph, paging by hop
+const large = installLarge({ cytoscape, cy, api, task, state, addField, addHop, relayout, h, datasetParts,
+  fieldParts, simplePath });
+
 function addDataset(urn) {
   if (cy.getElementById(urn).nonempty()) return;
   const { platform, name, env } = datasetParts(urn);
@@ -252,6 +257,7 @@ async function fetchNeighbours(urn, direction) {
 function drawPage(urn, direction) {
   const key = `${urn}|${direction}`;
   const waiting = state.pending.get(key) ?? [];
+  large.group(urn, direction, waiting); // large lineage: past GROUP_AT neighbours from 2+ datasets, collapsed groups
   const page = waiting.splice(0, PAGE);
   cy.batch(() => {
     for (const n of page) for (const hop of n.hops) addHop(hop, direction);
@@ -270,7 +276,7 @@ function drawPage(urn, direction) {
 
 function runLayout() {
   if (cy.nodes().empty()) return Promise.resolve();
-  const layout = cy.layout({
+  const layout = large.laidOut().layout({ // large lineage: collapsed groups are placed after, not by ELK
     name: 'elk',
     fit: false,
     nodeDimensionsIncludeLabels: false,
@@ -311,7 +317,9 @@ function frame(around) {
 }
 
 async function relayout(around) {
+  large.refresh(); // large lineage: the groups' nodes and edges, the counts of what is not drawn
   await runLayout();
+  large.arrange(); // large lineage: a long column of nodes as a grid
   updateStatus();
   frame(around);
   if (state.selected) renderEdges();
@@ -326,6 +334,7 @@ async function focusField(urn) {
   state.pending.clear();
   state.focus = info.urn;
   state.impact = null;
+  large.reset(info.urn, up, down);
   addField(info).addClass('focus');
   state.pending.set(`${info.urn}|upstream`, up);
   state.pending.set(`${info.urn}|downstream`, down);
@@ -463,6 +472,7 @@ async function listFields(datasetUrn, under) {
   } else {
     resultsEl.replaceChildren(h('h3', {}, datasetParts(datasetUrn).name), list);
   }
+  list.before(large.datasetAction(datasetUrn)); // large lineage: draw it grouped, collapse/expand it
 }
 
 // ---- the side panel ----
@@ -601,4 +611,4 @@ function openFromAddress() {
 window.addEventListener('hashchange', openFromAddress);
 openFromAddress();
 
-window.fieldgraphExplorer = { cy, state, focus: focusField, expand, select, PAGE };
+window.fieldgraphExplorer = { cy, state, focus: focusField, expand, select, PAGE, large };
