@@ -4,6 +4,7 @@
 import cytoscape from 'cytoscape';
 import cytoscapeElk from 'cytoscape-elk';
 import { toSvg } from './svg.js';
+import { timeControl } from './time.js';
 
 cytoscape.use(cytoscapeElk);
 
@@ -331,10 +332,10 @@ async function focusField(urn) {
   state.pending.set(`${info.urn}|downstream`, down);
   drawPage(info.urn, 'upstream');
   drawPage(info.urn, 'downstream');
-  history.replaceState(null, '', `#field=${encodeURIComponent(info.urn)}`);
   $('export-png').disabled = $('export-svg').disabled = false;
   await relayout(info.urn);
   showField(info);
+  await time.focused(info.urn); // the time control: this field's timeline; the address: this field
 }
 
 async function expand(urn, direction) {
@@ -593,9 +594,15 @@ cy.on('tap', 'node[kind="dataset"]', (ev) => task(() => listFields(ev.target.id(
 for (const type of ['click', 'submit']) document.addEventListener(type, clearError, true);
 cy.on('tap', clearError);
 
-// #field=URN opens that field (on load, and when the address changes to another)
+// the time control under the graph (time.js): the lineage as of an instant, and two instants compared
+const time = timeControl({ cy, state, api, task, addField, addHop, relayout, showField, focusField, h, when });
+
+// #field=URN opens that field (on load, and when the address changes to another); with an instant or two
+// (&at=, &from=&to=), the time control draws it
 function openFromAddress() {
-  const urn = new URLSearchParams(location.hash.slice(1)).get('field');
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (time.open(params)) return;
+  const urn = params.get('field');
   if (urn && urn !== state.focus) task(() => focusField(urn));
 }
 window.addEventListener('hashchange', openFromAddress);
