@@ -332,10 +332,10 @@ async function focusField(urn) {
   state.pending.set(`${info.urn}|downstream`, down);
   drawPage(info.urn, 'upstream');
   drawPage(info.urn, 'downstream');
+  await time.focused(info.urn); // the time control: this field's timeline; the address: this field
   $('export-png').disabled = $('export-svg').disabled = false;
   await relayout(info.urn);
   showField(info);
-  await time.focused(info.urn); // the time control: this field's timeline; the address: this field
 }
 
 async function expand(urn, direction) {

@@ -4,6 +4,9 @@
 // two instants told apart (GET /api/v1/lineage/{direction}/diff): added, removed and changed fields and edges,
 // each by colour, line style and a +/−/~ marker, with a legend.
 //
+// The slider steps from one marked instant to the next (the view is the same between two marks), "now" at its
+// right end; an address may name any instant.
+//
 // The address holds the view: #field=URN&direction=both&depth=2&at=MS (as of an instant) or &from=MS&to=MS
 // (compare); a link reproduces it, and each view the control draws is a history entry (the back button walks them).
 
@@ -26,6 +29,7 @@ const STYLE = [
   { selector: 'edge.diff-changed', style: { 'line-color': '#e67700', 'target-arrow-color': '#e67700', width: 3,
     'line-style': 'dotted', color: '#a35200' } },
   { selector: '.diff-same', style: { opacity: 0.55 } },
+  { selector: 'node[kind="field"][h]', style: { height: 'data(h)', 'text-wrap': 'wrap' } },
 ];
 
 // hooks: what the time control needs of app.js (cy, state, api, task, addField, addHop, relayout, showField,
@@ -38,7 +42,6 @@ export function timeControl(hooks) {
   const view = { field: null, direction: 'both', depth: DEFAULT_DEPTH, at: null, from: null, to: null };
   let marks = []; // [{at, edgesAdded, ...}] for view.field, direction, depth
   let marksOf = null; // the key of the timeline `marks` answers
-  let range = { min: 0, max: Date.now() };
 
   const bar = h('div', { id: 'timebar', 'data-testid': 'timebar', hidden: true });
   const slider = h('input', { type: 'range', id: 'time-slider', 'data-testid': 'time-slider', min: 0, max: 1,
@@ -68,7 +71,9 @@ export function timeControl(hooks) {
         compareBox)),
     h('div', { class: 'time-track' }, track, slider));
   const wrap = document.getElementById('graph-wrap');
-  wrap.append(bar, legend);
+  bar.append(legend);
+  wrap.append(bar);
+  const graphEl = document.getElementById('graph');
 
   const ms = (v) => (v == null || v === '' ? null : Number.isFinite(Number(v)) ? Number(v) : Date.parse(v));
   const label = (t) => (t == null ? 'now' : when(t));
@@ -105,6 +110,7 @@ export function timeControl(hooks) {
       return;
     }
     await loadMarks();
+    sync();
     if (view.from != null) await drawCompare();
     else await drawAt();
     sync();
@@ -117,19 +123,17 @@ export function timeControl(hooks) {
     const res = await api('timeline', { field: view.field, direction: view.direction, depth: view.depth });
     marks = res.instants;
     marksOf = key;
-    const now = Date.now();
-    const first = marks.length ? marks[0].at : now - 86_400_000;
-    const pad = Math.max(60_000, Math.round((now - first) * 0.03));
-    range = { min: first - pad, max: now };
-    slider.min = range.min;
-    slider.max = range.max;
-    track.replaceChildren(...marks.map((m) => {
-      const left = ((m.at - range.min) / (range.max - range.min)) * 100;
-      return h('button', { type: 'button', class: 'time-mark', 'data-testid': 'time-mark', style: `left: ${left}%`,
-        dataset: { at: String(m.at) }, title: `${when(m.at)}: ${summary(m)}`, 'aria-label': `${when(m.at)}: ${summary(m)}`,
+    slider.min = 0;
+    slider.max = marks.length; // one step per mark, the last: now
+    const THUMB = 16; // px: a range input's thumb travels its width less the thumb's
+    track.replaceChildren(...marks.map((m, i) => {
+      const f = marks.length ? i / marks.length : 0;
+      return h('button', { type: 'button', class: 'time-mark', 'data-testid': 'time-mark',
+        style: `left: calc(${f * 100}% + ${(0.5 - f) * THUMB}px)`, dataset: { at: String(m.at), step: String(i) },
+        title: `${when(m.at)}: ${summary(m)}`, 'aria-label': `${when(m.at)}: ${summary(m)}`,
         onclick: () => go({ at: m.at, from: null, to: null }) });
     }));
-    const options = () => [...marks.map((m) => h('option', { value: m.at }, `${when(m.at)} (${summary(m)})`)),
+    const options = () => [...marks.map((m) => h('option', { value: m.at, title: summary(m) }, when(m.at))),
       h('option', { value: 'now' }, 'now')];
     fromSel.replaceChildren(...options());
     toSel.replaceChildren(...options());
@@ -142,7 +146,7 @@ export function timeControl(hooks) {
     depth.value = view.depth;
     const comparing = view.from != null;
     const t = comparing ? view.to : view.at;
-    slider.value = t ?? range.max;
+    slider.value = t == null ? marks.length : Math.max(0, marks.filter((m) => m.at <= t).length - 1);
     readout.textContent = comparing ? `${label(view.from)} → ${label(view.to)}` : label(view.at);
     for (const el of track.children) {
       const at = Number(el.dataset.at);
@@ -155,9 +159,15 @@ export function timeControl(hooks) {
       fromSel.value = String(view.from);
       toSel.value = marks.some((m) => m.at === view.to) ? String(view.to) : 'now';
     }
+    const top = bar.hidden ? '' : `${bar.offsetHeight}px`; // the graph below the control
+    if (graphEl.style.top !== top) {
+      graphEl.style.top = top;
+      cy.resize();
+    }
   }
 
   function clearGraph() {
+    for (const id of ['export-png', 'export-svg']) document.getElementById(id).disabled = false;
     cy.elements().remove();
     state.pending.clear();
     state.impact = null;
@@ -224,13 +234,20 @@ export function timeControl(hooks) {
     if (change === 'same') return;
     const base = el.data('label') ?? '';
     const lines = change === 'changed'
-      ? differ.slice(0, 2).map((k) => `${k}: ${short(before?.[k])} → ${short(after?.[k])}`) : [];
+      ? [...differ].sort((a, b) => rank(a) - rank(b)).slice(0, 2)
+        .map((k) => `${k}: ${short(before?.[k])} → ${short(after?.[k])}`) : [];
     el.data('label', [`${MARKER[change]} ${base.split('\n')[0]}`, ...base.split('\n').slice(1), ...lines]
       .filter(Boolean).join('\n'));
     if (el.isNode()) {
-      el.data('w', Math.max(el.data('w') ?? 70, ...el.data('label').split('\n').map((l) => l.length * 7 + 20)));
+      const rows = el.data('label').split('\n');
+      el.data('w', Math.max(el.data('w') ?? 70, ...rows.map((l) => l.length * 6.5 + 20)));
+      el.data('h', 12 + rows.length * 14);
     }
   }
+
+  // what a changed label names first: what an edge does, then a field's type
+  const FIRST = ['transformation', 'kind', 'masking', 'type', 'nativeDataType', 'nullable', 'description'];
+  const rank = (k) => (FIRST.includes(k) ? FIRST.indexOf(k) : FIRST.length);
 
   function short(v) {
     const s = v == null ? '—' : Array.isArray(v) ? v.join(',') : String(v);
@@ -247,14 +264,12 @@ export function timeControl(hooks) {
 
   // the slider: the readout follows while dragging; letting go draws the view as of that instant (the far right:
   // now)
-  slider.addEventListener('input', () => { readout.textContent = label(Number(slider.value)); });
-  slider.addEventListener('change', () => {
-    const t = Number(slider.value);
-    go({ at: t >= range.max ? null : t, from: null, to: null });
-  });
+  const instant = (step) => (step >= marks.length ? null : marks[step].at);
+  slider.addEventListener('input', () => { readout.textContent = label(instant(Number(slider.value))); });
+  slider.addEventListener('change', () => go({ at: instant(Number(slider.value)), from: null, to: null }));
   direction.addEventListener('change', () => go({ direction: direction.value }));
   depth.addEventListener('change', () => go({ depth: Math.max(1, Math.min(10, Number(depth.value) || 1)) }));
-  const compared = () => go({ at: null, from: ms(fromSel.value) ?? range.min,
+  const compared = () => go({ at: null, from: ms(fromSel.value) ?? marks[0]?.at ?? 0,
     to: toSel.value === 'now' ? null : ms(toSel.value) });
   fromSel.addEventListener('change', compared);
   toSel.addEventListener('change', compared);
