@@ -504,7 +504,7 @@ class LineageGraph:
         for d in ("upstream", "downstream") if direction == "both" else (direction,):
             def step(frontier: list[str], d: str = d) -> list[Hop]:
                 return [Hop.from_row(r, 0) for batch in chunks(frontier, 1000)
-                        for r in self.store.run_named(f"{d}_step_ever", {"frontier": batch})]
+                        for r in self.store.run_named(_STEP_EVER[d], {"frontier": batch})]
             r, e = drawn_over_time(urn, depth, step, since)
             for u, iv in r.items():
                 reach[u] = union([*reach.get(u, []), *iv])
@@ -544,6 +544,10 @@ class LineageGraph:
 
         before, after = walk(t1), walk(t2)
         return diff_walks(urn, direction, depth, t1, t2, before, after, states(before, t1), states(after, t2))
+
+
+#: the one-hop statements over all time (the timeline's walk)
+_STEP_EVER = {"upstream": "upstream_step_ever", "downstream": "downstream_step_ever"}
 
 
 def _in_range(h: Hop, runs: RunLineage, start: int | None, end: int | None) -> bool:

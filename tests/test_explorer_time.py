@@ -135,8 +135,9 @@ def test_diff_walks_tells_added_removed_changed_and_same() -> None:
 
 @pytest.mark.parametrize("seed", [1, 4, 7])
 def test_timeline_marks_exactly_the_instants_the_walk_changes_at(seed: int) -> None:
-    from .test_as_of import D1, D2, S1, history as random_history
     from .conftest import sf
+    from .test_as_of import D1, D2, S1
+    from .test_as_of import history as random_history
 
     g = LineageGraph(MemoryStore())
     g.ingest(random_history(seed))
