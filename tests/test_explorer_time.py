@@ -241,6 +241,11 @@ def test_explorer_time_control_and_compare(graph, serve, explorer) -> None:
         nodes, rels = as_of_view(base, t)
         assert fields(view) == nodes and edges(view) == rels, t
         assert f"at={t}" in explorer("url")
+    view = explorer("fill", testid="time-slider", value=2)  # T3: a field clicked shows its state then
+    explorer("click", node=SRC_A)
+    assert "StringType" in explorer("text", testid="field-props")  # NumberType from T5 on
+    view = explorer("dblclick", node=MID_X)  # expanding walks as of T3 too: no src.b (it joined at T4)
+    assert (fields(view), edges(view)) == as_of_view(base, T3) and SRC_B not in fields(view)
     # an address names any instant: between two marks, the view of the first
     for t in (T2 + DAY // 2, T1 + 1):
         view = explorer("open", url=f"{base}/explorer/#field={urllib.parse.quote(MID_X)}&at={t}")

@@ -245,7 +245,7 @@ function neighbours(hops) {
 }
 
 async function fetchNeighbours(urn, direction) {
-  const res = await api(`lineage/${direction}`, { field: urn, depth: 1 });
+  const res = await api(`lineage/${direction}`, { field: urn, depth: 1, as_of: state.asOf }); // time.js: the instant
   return neighbours(res.hops);
 }
 
@@ -351,7 +351,7 @@ async function expand(urn, direction) {
 
 async function select(urn) {
   if (cy.getElementById(urn).empty()) return;
-  const info = await api('field', { urn });
+  const info = await api('field', { urn, as_of: state.asOf });
   showField(info);
 }
 

@@ -105,6 +105,7 @@ export function timeControl(hooks) {
 
   async function render(next) {
     Object.assign(view, next);
+    state.asOf = view.at; // what app.js asks as of: a field clicked or expanded in the view
     if (view.at == null && view.from == null) {
       await focusField(view.field);
       return;
@@ -279,6 +280,7 @@ export function timeControl(hooks) {
     focused(urn) {
       const named = new URLSearchParams(location.hash.slice(1)).get('field');
       Object.assign(view, { field: urn, at: null, from: null, to: null });
+      state.asOf = null;
       const target = address(view);
       // another field than the address names (picked in the page): a new history entry
       if (location.hash !== target) history[named && named !== urn ? 'pushState' : 'replaceState'](null, '', target);
