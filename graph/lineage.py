@@ -496,6 +496,8 @@ class LineageGraph:
         """The instants the walk from ``field`` (``upstream``, ``downstream`` or ``both``, ``depth`` hops) changed
         at, over all time: edges and fields that came into it or left it, fields drawn whose state changed
         (:func:`fieldgraph.graph.timeline.timeline_marks`). Hops across renames are not followed."""
+        if direction not in ("upstream", "downstream", "both"):
+            raise InputError(f"direction {direction!r}: upstream, downstream or both")
         urn = self.resolve_field(field)
         came = self._presence([urn], 0).get(urn, {})
         since = min((t for t in (came.get("listedFrom"), came.get("firstReference")) if t is not None), default=0)
@@ -524,6 +526,8 @@ class LineageGraph:
         At an instant the field was not in the graph yet, nothing is drawn."""
         if t1 > t2:
             raise InputError(f"from {t1} is after to {t2}")
+        if direction not in ("upstream", "downstream"):
+            raise InputError(f"direction {direction!r}: upstream or downstream")
         urn = self.resolve_field(field)
 
         def walk(t: int) -> LineageResult | None:

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from fieldgraph.graph import LineageGraph, MemoryStore
+from fieldgraph.errors import InputError
+from fieldgraph.graph import LineageGraph, MemoryStore, NotFoundError
 from fieldgraph.graph.answers import Hop, LineageResult, encode
 from fieldgraph.graph.plan import field_urn
 from fieldgraph.graph.timeline import diff_walks, drawn_over_time, intersect, timeline_marks, union
@@ -156,6 +157,19 @@ def test_timeline_marks_exactly_the_instants_the_walk_changes_at(seed: int) -> N
                 assert changed == (t in marks), (f, direction, t)
                 checked += 1
     assert checked > 100
+
+
+def test_bad_questions_say_what_is_wrong() -> None:
+    g = LineageGraph(MemoryStore())
+    history(g)
+    with pytest.raises(InputError, match="upstream, downstream or both"):
+        g.timeline(MID_X, "sideways")
+    with pytest.raises(InputError, match="upstream or downstream"):
+        g.diff_walk(MID_X, "both", 2, T1, T2)
+    with pytest.raises(InputError, match="is after"):
+        g.diff_walk(MID_X, "upstream", 2, T2, T1)
+    with pytest.raises(NotFoundError):
+        g.timeline(field_urn(ds("no.such"), "x"))
 
 
 # ---- the API, on both backends and the in-memory store ----

@@ -270,8 +270,12 @@ export function timeControl(hooks) {
   slider.addEventListener('change', () => go({ at: instant(Number(slider.value)), from: null, to: null }));
   direction.addEventListener('change', () => go({ direction: direction.value }));
   depth.addEventListener('change', () => go({ depth: Math.max(1, Math.min(10, Number(depth.value) || 1)) }));
-  const compared = () => go({ at: null, from: ms(fromSel.value) ?? marks[0]?.at ?? 0,
-    to: toSel.value === 'now' ? null : ms(toSel.value) });
+  const compared = () => {
+    let from = ms(fromSel.value) ?? marks[0]?.at ?? 0;
+    let to = toSel.value === 'now' ? null : ms(toSel.value);
+    if (to != null && to < from) [from, to] = [to, from]; // the earlier first
+    go({ at: null, from, to });
+  };
   fromSel.addEventListener('change', compared);
   toSel.addEventListener('change', compared);
 
