@@ -557,16 +557,19 @@ class TimeMark:
 
 @dataclass(frozen=True, slots=True)
 class Timeline:
-    """The instants the walk from ``start`` (``direction``, ``depth`` hops) changed at, over all time, in order."""
+    """The instants the walk from ``start`` (``direction``, ``depth`` hops) changed at, over all time, in order;
+    ``partial`` (with its ``reason``) when the time budget ran out before the walk's last level."""
 
     start: str
     direction: str
     depth: int
     marks: tuple[TimeMark, ...]
+    partial: bool = False
+    reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"start": self.start, "direction": self.direction, "depth": self.depth,
-                "instants": [m.to_json() for m in self.marks]}
+        return {"start": self.start, "direction": self.direction, "depth": self.depth, "partial": self.partial,
+                "reason": self.reason, "instants": [m.to_json() for m in self.marks]}
 
 
 @dataclass(frozen=True, slots=True)

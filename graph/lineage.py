@@ -51,7 +51,7 @@ from .answers import (
     Unresolved,
     WalkDiff,
 )
-from .errors import AmbiguousReferenceError, NotFoundError
+from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from .history import STATE_PROPS
 from .labels import (
     HandSetLabels,
@@ -492,10 +492,13 @@ class LineageGraph:
 
     # ---- lineage through time around one field (the explorer's time control and compare mode) ----
 
-    def timeline(self, field: str, direction: str = "upstream", depth: int = 3) -> Timeline:
+    def timeline(self, field: str, direction: str = "upstream", depth: int = 3, *,
+                 time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> Timeline:
         """The instants the walk from ``field`` (``upstream``, ``downstream`` or ``both``, ``depth`` hops) changed
         at, over all time: edges and fields that came into it or left it, fields drawn whose state changed
-        (:func:`fieldgraph.graph.timeline.timeline_marks`). Hops across renames are not followed."""
+        (:func:`fieldgraph.graph.timeline.timeline_marks`). Hops across renames are not followed. ``partial``
+        (with its ``reason``) when ``time_budget_s`` ran out first: the instants of the levels walked."""
+        deadline = time.monotonic() + time_budget_s
         if direction not in ("upstream", "downstream", "both"):
             raise InputError(f"direction {direction!r}: upstream, downstream or both")
         urn = self.resolve_field(field)
@@ -503,11 +506,23 @@ class LineageGraph:
         since = min((t for t in (came.get("listedFrom"), came.get("firstReference")) if t is not None), default=0)
         reach: dict[str, list[Interval]] = {}
         edges: dict[EdgeKey, tuple[Hop, list[Interval]]] = {}
+        reason = None
         for d in ("upstream", "downstream") if direction == "both" else (direction,):
-            def step(frontier: list[str], d: str = d) -> list[Hop]:
-                return [Hop.from_row(r, 0) for batch in chunks(frontier, 1000)
-                        for r in self.store.run_named(_STEP_EVER[d], {"frontier": batch})]
-            r, e = drawn_over_time(urn, depth, step, since)
+            def step(frontier: list[str], d: str = d) -> list[Hop] | None:
+                out: list[Hop] = []
+                for batch in chunks(frontier, 1000):
+                    left_ms = int((deadline - time.monotonic()) * 1000)
+                    try:
+                        if left_ms <= 0:
+                            return None
+                        out += (Hop.from_row(r, 0) for r in self.store.run_named(
+                            _STEP_EVER[d], {"frontier": batch}, timeout_ms=left_ms))
+                    except QueryTimeout:
+                        return None
+                return out
+            r, e, stopped = drawn_over_time(urn, depth, step, since)
+            if stopped is not None and reason is None:
+                reason = f"time budget of {time_budget_s:g}s reached at depth {stopped - 1} ({d})"
             for u, iv in r.items():
                 reach[u] = union([*reach.get(u, []), *iv])
             edges.update(e)
@@ -517,7 +532,7 @@ class LineageGraph:
         for batch in chunks(fields, 1000):
             for row in self.store.run_named("field_listings", {"urns": batch}):
                 states[row["urn"]] = state_times(row.get("since"), row.get("past") or ())
-        return Timeline(urn, direction, depth, timeline_marks(reach, edges, states))
+        return Timeline(urn, direction, depth, timeline_marks(reach, edges, states), reason is not None, reason)
 
     def diff_walk(self, field: str, direction: str, depth: int | None, t1: int, t2: int, *,
                   time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> WalkDiff:

@@ -71,22 +71,26 @@ def edge_key(h: Hop) -> EdgeKey:
     return h.from_urn, h.urn, e.get("relation"), e.get("source"), e.get("fact"), e.get("validFrom"), e.get("validTo")
 
 
-def drawn_over_time(start: str, depth: int, step: Callable[[list[str]], Sequence[Hop]], since: int = BEGIN
-                    ) -> tuple[dict[str, list[Interval]], dict[EdgeKey, tuple[Hop, list[Interval]]]]:
+def drawn_over_time(start: str, depth: int, step: Callable[[list[str]], Sequence[Hop] | None], since: int = BEGIN
+                    ) -> tuple[dict[str, list[Interval]], dict[EdgeKey, tuple[Hop, list[Interval]]], int | None]:
     """When each node (field, or dataset reached by a dataset-level edge) and each edge is drawn in the walk from
     ``start`` (in the graph from ``since`` on) to ``depth`` hops, over all time. ``step(frontier)``: every edge
-    one hop on from the fields ``frontier``, whenever it held (its interval in ``validFrom``/``validTo``). Level
-    ``n`` expands the fields whose intervals grew at level ``n - 1``: as a walk as of any instant, fields within
+    one hop on from the fields ``frontier``, whenever it held (its interval in ``validFrom``/``validTo``); None:
+    out of time (the walk stops there, and the level it stopped at is returned third; else None). Level ``n``
+    expands the fields whose intervals grew at level ``n - 1``: as a walk as of any instant, fields within
     ``depth - 1`` hops."""
     reach: dict[str, list[Interval]] = {start: [(since, None)]}
     edges: dict[EdgeKey, tuple[Hop, list[Interval]]] = {}
     frontier = [start]
-    for _ in range(depth):
+    for level in range(1, depth + 1):
         if not frontier:
             break
         grown: dict[str, list[Interval]] = {}
         fields: set[str] = set()
-        for h in step(frontier):
+        hops = step(frontier)
+        if hops is None:
+            return reach, edges, level
+        for h in hops:
             drawn = intersect(reach.get(h.from_urn, []), span_of(h.edge))
             if not drawn:
                 continue
@@ -102,7 +106,7 @@ def drawn_over_time(start: str, depth: int, step: Callable[[list[str]], Sequence
                 reach[urn] = now
                 if urn in fields:
                     frontier.append(urn)
-    return reach, edges
+    return reach, edges, None
 
 
 def state_times(since: int | None, past: Iterable[Sequence[Any]]) -> list[int]:

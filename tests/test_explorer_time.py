@@ -95,7 +95,9 @@ def test_interval_arithmetic() -> None:
 def test_drawn_over_time_cuts_each_edge_to_when_its_near_end_was_drawn() -> None:
     """s -> a holds [10, 20); a -> b holds always: b is drawn only while a is, and a -> c (from 30) never."""
     steps = {"s": [hop("s", "a", 10, 20)], "a": [hop("a", "b"), hop("a", "c", 30)], "b": [hop("b", "d", 15)]}
-    reach, drawn = drawn_over_time("s", 3, lambda frontier: [h for f in frontier for h in steps.get(f, [])], since=5)
+    reach, drawn, stopped = drawn_over_time("s", 3, lambda frontier: [h for f in frontier for h in steps.get(f, [])],
+                                            since=5)
+    assert stopped is None
     assert reach == {"s": [(5, None)], "a": [(10, 20)], "b": [(10, 20)], "d": [(15, 20)]}
     assert sorted((h.from_urn, h.urn, iv) for h, iv in (v for v in drawn.values())) == [
         ("a", "b", [(10, 20)]), ("b", "d", [(15, 20)]), ("s", "a", [(10, 20)])]
@@ -103,8 +105,11 @@ def test_drawn_over_time_cuts_each_edge_to_when_its_near_end_was_drawn() -> None
     assert [(m.at, m.edges_added, m.edges_removed, m.fields_added, m.fields_removed, m.fields_changed)
             for m in marks] == [(5, 0, 0, 1, 0, 0), (7, 0, 0, 0, 0, 1), (10, 2, 0, 2, 0, 0), (12, 0, 0, 0, 0, 1),
                                 (15, 1, 0, 1, 0, 0), (20, 0, 3, 0, 3, 0)]  # a's change at 25: not drawn then
-    reach, drawn = drawn_over_time("s", 1, lambda frontier: [h for f in frontier for h in steps.get(f, [])])
+    reach, drawn, _ = drawn_over_time("s", 1, lambda frontier: [h for f in frontier for h in steps.get(f, [])])
     assert set(reach) == {"s", "a"}  # one hop: a is not expanded
+    calls = iter([[hop("s", "a", 10, 20)], None])  # out of time at the second level
+    reach, drawn, stopped = drawn_over_time("s", 3, lambda frontier: next(calls))
+    assert stopped == 2 and set(reach) == {"s", "a"}
 
 
 def test_diff_walks_tells_added_removed_changed_and_same() -> None:
@@ -170,6 +175,10 @@ def test_bad_questions_say_what_is_wrong() -> None:
         g.diff_walk(MID_X, "upstream", 2, T2, T1)
     with pytest.raises(NotFoundError):
         g.timeline(field_urn(ds("no.such"), "x"))
+    short = g.timeline(MID_X, "both", 2, time_budget_s=0)  # out of time before the first hop
+    assert short.partial and short.reason == "time budget of 0s reached at depth 0 (upstream)"
+    assert [m.at for m in short.marks] == [T1]  # mid.x came into the graph
+    assert not g.timeline(MID_X, "both", 2).partial
 
 
 # ---- the API, on both backends and the in-memory store ----

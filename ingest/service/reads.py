@@ -169,11 +169,13 @@ TIME_DEPTH = 3
 @router.get("/timeline")
 def timeline(graph: Graph, field: Field,
              direction: Annotated[str, Query(pattern="^(upstream|downstream|both)$")] = "both",
-             depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="Hops.")] = TIME_DEPTH) -> Response:
+             depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="Hops.")] = TIME_DEPTH,
+             budget: Budget = 10.0) -> Response:
     """The instants the lineage drawn around a field changed at, over all time (edges and fields that came into
     the walk or left it, fields whose state changed), each with its counts: ``{"start", "direction", "depth",
-    "instants": [{"at", "edgesAdded", "edgesRemoved", "fieldsAdded", "fieldsRemoved", "fieldsChanged"}]}``."""
-    return _json(graph.timeline(field, direction, depth))
+    "partial", "reason", "instants": [{"at", "edgesAdded", "edgesRemoved", "fieldsAdded", "fieldsRemoved",
+    "fieldsChanged"}]}``."""
+    return _json(graph.timeline(field, direction, depth, time_budget_s=budget))
 
 
 @router.get("/lineage/{direction}/diff")
