@@ -72,6 +72,8 @@ BENCHMARKS = [
     # 10M fields on the embedded graph (about 30 minutes of build, 10 GB of server memory); not on Neo4j
     Bench("scale", "--sizes 10k,100k,1M,2M,3M,5M,7.5M,10M --no-depth-curve --build-minutes 50", None,
           script="graph_curves"),
+    # paging through a 100k-field impact answer over HTTP, next to the whole answer
+    Bench("paging", "", "--fields 5000 --page-size 500 --rounds 1", graph=True),
 ]
 
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")

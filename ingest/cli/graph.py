@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from fieldgraph.ingest.cli.options import (
     GraphName,
     GraphUri,
     ImpactFormat,
+    Limit,
     LineageFormat,
     SummaryJson,
     TimeBudget,
@@ -139,17 +141,39 @@ def ingest_cmd(
 # ---- lineage ----
 
 
+def first_page(kind: str, query: dict[str, Any], answer: Any, exact: bool, limit: int, when: int | None) -> None:
+    """``--json --limit``: the answer's first page, as the JSON API gives it (pinned at ``when``, else now)."""
+    from fieldgraph.graph.answers import encode
+    from fieldgraph.ingest import pages
+    from fieldgraph.ingest.times import now_ms
+
+    dump(pages.first_page(kind, query, encode(answer), exact, limit, now_ms() if when is None else when))
+
+
+def more(shown: int, total: int, exact: bool, word: str) -> None:
+    """After a table ``--limit`` trimmed: how many more there are, of the total (at least, when the walk stopped
+    short)."""
+    if total > shown:
+        out.print(Text(f"{plural(total - shown, 'more ' + word)} (of {'' if exact else 'at least '}{total})"))
+
+
 def _lineage(direction: str, field: str, depth: int | None, budget: float, as_of: str | None, fmt: str,
-             graph: str | None, graph_name: str | None) -> None:
-    from fieldgraph.ingest import export
+             graph: str | None, graph_name: str | None, limit: int | None = None) -> None:
+    from fieldgraph.graph.answers import Hop
+    from fieldgraph.ingest import export, pages
 
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g:
         res = getattr(g, direction)(field, depth, time_budget_s=budget, as_of=when)
-    if fmt == "json":
+    if fmt == "json" and limit is not None:
+        first_page("lineage", {"direction": direction, "field": field, "depth": depth, "budget": budget,
+                               "as_of": as_of}, res, not res.cut_short, limit, when)
+    elif fmt == "json":
         dump(res)
     elif fmt == "table":
-        out.print(hop_table(res, f"{direction} of {short(res.start)}{_at(when)}: {plural(len(res.hops), 'edge')}"))
+        shown = res if limit is None else replace(res, hops=pages.head("lineage", res.hops, limit, Hop.to_json))
+        out.print(hop_table(shown, f"{direction} of {short(res.start)}{_at(when)}: {plural(len(res.hops), 'edge')}"))
+        more(len(shown.hops), len(res.hops), not res.cut_short, "edge")
         if res.partial:
             out.print(Text(f"partial result: {res.reason}", style="yellow"))
     else:
@@ -173,11 +197,12 @@ def upstream_cmd(
     as_of: AsOf = None,
     as_json: AsJson = False,
     fmt: LineageFormat = None,
+    limit: Limit = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields a field derives from, with paths and edge properties."""
-    _lineage("upstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name)
+    _lineage("upstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name, limit)
 
 
 @lineage_app.command("downstream")
@@ -188,11 +213,12 @@ def downstream_cmd(
     as_of: AsOf = None,
     as_json: AsJson = False,
     fmt: LineageFormat = None,
+    limit: Limit = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
     """The fields derived from a field."""
-    _lineage("downstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name)
+    _lineage("downstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name, limit)
 
 
 @lineage_app.command("path")
@@ -342,6 +368,7 @@ def impact_cmd(
     as_of: AsOf = None,
     as_json: AsJson = False,
     fmt: ImpactFormat = None,
+    limit: Limit = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
@@ -358,10 +385,27 @@ def impact_cmd(
         finish(partial=res.cut_short)
         return
     if form == "json":
-        dump(impact)
+        if limit is None:
+            dump(impact)
+        else:
+            first_page("impact", {"name": name, "depth": depth, "budget": budget, "as_of": as_of}, impact,
+                       not res.cut_short, limit, when)
         finish(partial=res.cut_short)
         return
-    out.print(impact_table(impact, f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}"))
+    shown = impact
+    if limit is not None:
+        from fieldgraph.graph.answers import Hop, Impact
+        from fieldgraph.ingest import pages
+
+        hops = pages.head("impact", res.hops, limit, Hop.to_json)
+        grouped: dict[str, list[str]] = {}
+        for h in hops:
+            paths = grouped.setdefault(h.dataset_urn or "?", [])
+            if (h.field_path or h.urn) not in paths:
+                paths.append(h.field_path or h.urn)
+        shown = Impact(replace(res, hops=tuple(hops)), grouped)
+    out.print(impact_table(shown, f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}"))
+    more(len(shown.walk.hops), len(res.hops), not res.cut_short, "edge")
     if res.partial:
         out.print(Text(f"partial result: {res.reason}", style="yellow"))
     finish(partial=res.cut_short)

@@ -158,3 +158,9 @@ def open_graph(uri: str | None, name: str | None = None, *, create: bool = False
         yield g
     finally:
         g.close()
+
+
+#: ``--limit`` of a long answer: its first N items (:mod:`fieldgraph.ingest.pages`)
+Limit = Annotated[int | None, typer.Option("--limit", min=1, help="Show the first N (edges, or fields) and how many "
+                                           "more there are; with --json, the first page with total, totalExact "
+                                           "and next, as the JSON API pages it.")]

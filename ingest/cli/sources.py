@@ -8,16 +8,19 @@ from rich.text import Text
 
 from fieldgraph.errors import InputError
 from fieldgraph.ingest.cli.boundary import finish, value_errors_are_bad_input
+from fieldgraph.ingest.cli.graph import first_page, more
 from fieldgraph.ingest.cli.options import (
     DEFAULT_TIME_BUDGET,
     AsJson,
     AsOf,
     GraphName,
     GraphUri,
+    Limit,
     TimeBudget,
     open_graph,
 )
 from fieldgraph.ingest.cli.render import Name, ds, dump, out, plural, short
+from fieldgraph.ingest.pages import head, walk_exact
 from fieldgraph.ingest.times import parse_time
 
 IndirectOpt = typer.Option(False, "--indirect", help="Let tags flow along INDIRECT edges too (filter, join, ...).")
@@ -79,6 +82,7 @@ def tagged_cmd(
     budget: TimeBudget = DEFAULT_TIME_BUDGET,
     as_of: AsOf = None,
     as_json: AsJson = False,
+    limit: Limit = None,
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
@@ -87,11 +91,18 @@ def tagged_cmd(
     when = parse_time(as_of, "--as-of")
     with open_graph(graph, graph_name) as g, value_errors_are_bad_input():
         res = g.tagged(tag, indirect=indirect, time_budget_s=budget, as_of=when)
+    exact = walk_exact(res.partial, res.reason, None)
     if as_json:
-        dump(res)
+        if limit is None:
+            dump(res)
+        else:
+            first_page("tagged", {"label": tag, "indirect": indirect, "budget": budget, "as_of": as_of}, res, exact,
+                       limit, when)
         finish(partial=res.partial)
         return
-    rows = res.fields
+    from fieldgraph.graph.answers import Carrier
+
+    rows = res.fields if limit is None else head("tagged", res.fields, limit, Carrier.to_json)
     t = Table(title=f"{plural(len(rows), 'field')} {'carries' if len(rows) == 1 else 'carry'} {tag}")
     for col in ("dataset", "field", "from", "distance"):
         t.add_column(col, overflow="fold")
@@ -99,6 +110,7 @@ def tagged_cmd(
         t.add_row(Name(ds(r.dataset)), Text(r.field_path or r.urn),
                   Text("(own)" if r.own else "\n".join(short(u) for u in r.sources)), str(r.distance))
     out.print(t)
+    more(len(rows), len(res.fields), exact, "field")
     if res.partial:
         out.print(Text(f"partial result: {res.reason}", style="yellow"))
     finish(partial=res.partial)

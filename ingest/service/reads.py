@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as PathPart
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
@@ -13,13 +16,18 @@ from fieldgraph.errors import InputError
 from fieldgraph.graph import LineageResult, encode
 from fieldgraph.graph.lineage import DEFAULT_DEPTH_CAP
 from fieldgraph.ingest import export
-from fieldgraph.ingest.times import parse_time
+from fieldgraph.ingest.pages import Pages, answer_page, walk_exact
+from fieldgraph.ingest.times import now_ms, parse_time
 
 from .state import Graph, readable
 
 #: the deepest walk and the longest time budget a request may ask for
 MAX_DEPTH = 100
 MAX_BUDGET_S = 60.0
+#: the largest page, the page size when only a cursor is given, and the most datasets and fields a paged search finds
+MAX_PAGE = 10_000
+DEFAULT_PAGE = 100
+SEARCH_CAP = 10_000
 
 Depth = Annotated[int | None, Query(ge=1, le=MAX_DEPTH, description=f"Hops (default: the cap, {DEFAULT_DEPTH_CAP}).")]
 Budget = Annotated[float, Query(gt=0, le=MAX_BUDGET_S, description="Time budget (seconds); past it the answer is "
@@ -27,6 +35,10 @@ Budget = Annotated[float, Query(gt=0, le=MAX_BUDGET_S, description="Time budget 
 When = Annotated[str | None, Query(description="An instant: ms since the epoch or ISO 8601.")]
 Field = Annotated[str, Query(description="Field URN (datasetField or schemaField; v2, v1 or /slash path).")]
 Dataset = Annotated[str, Query(description="Dataset URN.")]
+Limit = Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="Page size: the answer's first page (or the one "
+                                    "after cursor), with total, totalExact and next.")]
+PageCursor = Annotated[str | None, Query(description="The next page: the 'next' of the page before, with the same "
+                                         "parameters.")]
 
 _LINEAGE_TEXT = {"dot": export.lineage_dot, "mermaid": export.lineage_mermaid, "csv": export.lineage_csv}
 
@@ -44,19 +56,64 @@ def _text(text: str, format: str, *, partial: bool) -> Response:
                              headers={"X-Fieldgraph-Partial": "true"} if partial else None)
 
 
+_PAGES_LOCK = threading.Lock()
+
+
+def _page(request: Request, kind: str, query: Mapping[str, Any], whole: Callable[[int], tuple[Any, bool]],
+          size: int | None, cursor: str | None, as_of: int | None) -> Response:
+    """One page of an answer (:mod:`fieldgraph.ingest.pages`); the app keeps the last whole answers, per token."""
+    with _PAGES_LOCK:
+        pages: Pages | None = getattr(request.app.state, "pages", None)
+        if pages is None:
+            pages = request.app.state.pages = Pages()
+    reader = hashlib.sha256(request.headers.get("authorization", "").encode()).hexdigest()
+    return _json(answer_page(pages, kind, query, whole, size=size or DEFAULT_PAGE, cursor=cursor, as_of=as_of,
+                             now=now_ms(), reader=reader))
+
+
 @router.get("/search")
-def search(graph: Graph, q: Annotated[str, Query(min_length=1, description="Text in a dataset name or field path.")],
-           limit: Annotated[int, Query(ge=1, le=500)] = 20) -> Response:
-    """Datasets and fields whose name contains ``q`` (case-insensitive)."""
-    return _json(graph.search(q, limit))
+def search(request: Request, graph: Graph,
+           q: Annotated[str, Query(min_length=1, description="Text in a dataset name or field path.")],
+           limit: Annotated[int, Query(ge=1, le=500)] = 20,
+           page: Annotated[int | None, Query(ge=1, le=MAX_PAGE, description="Page size: pages of every dataset "
+                                             "and field found (then limit is the page size when page is not "
+                                             "given), with total, totalExact and next.")] = None,
+           cursor: PageCursor = None) -> Response:
+    """Datasets and fields whose name contains ``q`` (case-insensitive): at most ``limit`` of each, or, with
+    ``page`` or ``cursor``, pages of all of them (datasets first)."""
+    if page is None and cursor is None:
+        return _json(graph.search(q, limit))
+
+    def whole(_: int) -> tuple[Any, bool]:
+        found = graph.search(q, SEARCH_CAP)
+        return encode(found), max(len(found.datasets), len(found.fields)) < SEARCH_CAP
+
+    return _page(request, "search", {"q": q}, whole, page or limit, cursor, None)
+
+
+def _json_only(format: str) -> None:
+    if format != "json":
+        raise InputError(f"limit, cursor: pages are of JSON answers, not of format={format}")
 
 
 @router.get("/lineage/{direction}")
-def lineage(graph: Graph, direction: Annotated[str, PathPart(pattern="^(upstream|downstream)$")], field: Field,
+def lineage(request: Request, graph: Graph,
+            direction: Annotated[str, PathPart(pattern="^(upstream|downstream)$")], field: Field,
             depth: Depth = None, budget: Budget = 10.0, as_of: When = None,
-            format: Annotated[str, Query(pattern="^(json|dot|mermaid|csv)$")] = "json") -> Response:
-    """The fields a field derives from (upstream) or that derive from it (downstream), with edge properties."""
+            format: Annotated[str, Query(pattern="^(json|dot|mermaid|csv)$")] = "json", limit: Limit = None,
+            cursor: PageCursor = None) -> Response:
+    """The fields a field derives from (upstream) or that derive from it (downstream), with edge properties;
+    with ``limit`` or ``cursor``, a page of its edges."""
     when = parse_time(as_of, "as_of")
+    if limit is not None or cursor is not None:
+        _json_only(format)
+
+        def whole(at: int) -> tuple[Any, bool]:
+            res: LineageResult = getattr(graph, direction)(field, depth, time_budget_s=budget, as_of=at)
+            return encode(res), not res.cut_short
+
+        query = {"direction": direction, "field": field, "depth": depth, "budget": budget, "as_of": as_of}
+        return _page(request, "lineage", query, whole, limit, cursor, when)
     res: LineageResult = getattr(graph, direction)(field, depth, time_budget_s=budget, as_of=when)
     if format != "json":
         return _text(_LINEAGE_TEXT[format](res), format, partial=res.cut_short)
@@ -64,11 +121,22 @@ def lineage(graph: Graph, direction: Annotated[str, PathPart(pattern="^(upstream
 
 
 @router.get("/impact")
-def impact(graph: Graph, name: Annotated[str, Query(description="A field URN or a dataset URN.")],
+def impact(request: Request, graph: Graph, name: Annotated[str, Query(description="A field URN or a dataset URN.")],
            depth: Depth = None, budget: Budget = 10.0, as_of: When = None,
-           format: Annotated[str, Query(pattern="^(json|csv)$")] = "json") -> Response:
-    """The downstream datasets and fields of a field or a dataset."""
+           format: Annotated[str, Query(pattern="^(json|csv)$")] = "json", limit: Limit = None,
+           cursor: PageCursor = None) -> Response:
+    """The downstream datasets and fields of a field or a dataset; with ``limit`` or ``cursor``, a page of its
+    edges (``datasets``: the fields they reach)."""
     when = parse_time(as_of, "as_of")
+    if limit is not None or cursor is not None:
+        _json_only(format)
+
+        def whole(at: int) -> tuple[Any, bool]:
+            found = graph.impact(name, depth, time_budget_s=budget, as_of=at)
+            return encode(found), not found.walk.cut_short
+
+        query = {"name": name, "depth": depth, "budget": budget, "as_of": as_of}
+        return _page(request, "impact", query, whole, limit, cursor, when)
     found = graph.impact(name, depth, time_budget_s=budget, as_of=when)
     if format == "csv":
         return _text(export.impact_csv(found), "csv", partial=found.walk.cut_short)
@@ -127,10 +195,19 @@ def tags(graph: Graph, field: Field, indirect: bool = False, depth: TagDepth = N
 
 
 @router.get("/tagged")
-def tagged(graph: Graph, label: Annotated[str, Query(description="A tag (PII, urn:li:tag:PII) or a term URN.")],
-           indirect: bool = False, depth: TagDepth = None, budget: Budget = 10.0, as_of: When = None) -> Response:
+def tagged(request: Request, graph: Graph,
+           label: Annotated[str, Query(description="A tag (PII, urn:li:tag:PII) or a term URN.")],
+           indirect: bool = False, depth: TagDepth = None, budget: Budget = 10.0, as_of: When = None,
+           limit: Limit = None, cursor: PageCursor = None) -> Response:
     """Every field carrying a tag or term, its own or inherited: where it flows. ``{"label", "fields",
-    "partial", "reason"}``."""
+    "partial", "reason"}``; with ``limit`` or ``cursor``, a page of its fields."""
+    if limit is not None or cursor is not None:
+        def whole(at: int) -> tuple[Any, bool]:
+            found = graph.tagged(label, indirect=indirect, depth=depth, time_budget_s=budget, as_of=at)
+            return encode(found), walk_exact(found.partial, found.reason, depth)
+
+        query = {"label": label, "indirect": indirect, "depth": depth, "budget": budget, "as_of": as_of}
+        return _page(request, "tagged", query, whole, limit, cursor, parse_time(as_of, "as_of"))
     return _json(graph.tagged(label, indirect=indirect, depth=depth, time_budget_s=budget,
                               as_of=parse_time(as_of, "as_of")))
 
