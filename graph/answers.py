@@ -540,3 +540,110 @@ __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFie
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
            "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode"]
+
+
+# ---- lineage through time around one field (the explorer's time control and compare mode) ----
+
+
+@dataclass(frozen=True, slots=True)
+class TimeMark:
+    """An instant the lineage drawn around a field changed at, with how many edges and fields came into the walk
+    (``added``), left it (``removed``), or were drawn before and after with another state (``changed``)."""
+
+    at: int
+    edges_added: int = 0
+    edges_removed: int = 0
+    fields_added: int = 0
+    fields_removed: int = 0
+    fields_changed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"at": self.at, "edgesAdded": self.edges_added, "edgesRemoved": self.edges_removed,
+                "fieldsAdded": self.fields_added, "fieldsRemoved": self.fields_removed,
+                "fieldsChanged": self.fields_changed}
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """The instants the walk from ``start`` (``direction``, ``depth`` hops) changed at, over all time, in order;
+    ``partial`` (with its ``reason``) when the time budget ran out before the walk's last level."""
+
+    start: str
+    direction: str
+    depth: int
+    marks: tuple[TimeMark, ...]
+    partial: bool = False
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "direction": self.direction, "depth": self.depth, "partial": self.partial,
+                "reason": self.reason, "instants": [m.to_json() for m in self.marks]}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDelta:
+    """A node of a walk diff: ``change`` ``added``, ``removed``, ``changed`` or ``same``; its state ``before``
+    and ``after`` (None: not drawn then) and the state keys that ``differ``; ``start``: the walk's start."""
+
+    urn: str
+    dataset_urn: str | None
+    field_path: str | None
+    change: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    differ: tuple[str, ...] = ()
+    start: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"urn": self.urn, "dataset": self.dataset_urn, "fieldPath": self.field_path, "change": self.change,
+                "before": None if self.before is None else dict(self.before),
+                "after": None if self.after is None else dict(self.after), "differ": list(self.differ),
+                "start": self.start}
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeDelta:
+    """An edge of a walk diff, from ``from_urn`` to ``urn`` as the walk went: ``change`` as :class:`FieldDelta`'s;
+    its properties ``before`` and ``after`` and those that ``differ`` (time and run ones aside)."""
+
+    from_urn: str
+    urn: str
+    change: str
+    before: Mapping[str, Any] | None
+    after: Mapping[str, Any] | None
+    differ: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"from": self.from_urn, "urn": self.urn, "change": self.change,
+                "before": None if self.before is None else dict(self.before),
+                "after": None if self.after is None else dict(self.after), "differ": list(self.differ)}
+
+
+@dataclass(frozen=True, slots=True)
+class WalkDiff:
+    """The walk from ``start`` as of ``since`` and as of ``until``, told apart: every node and edge drawn at
+    either, each added, removed, changed or the same; ``partial`` when either walk stopped before the end."""
+
+    start: str
+    direction: str
+    depth: int | None
+    since: int
+    until: int
+    fields: tuple[FieldDelta, ...]
+    edges: tuple[EdgeDelta, ...]
+    partial: bool = False
+    reason: str | None = None
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """How many fields and edges were added, removed and changed."""
+        def of(items: Sequence[FieldDelta] | Sequence[EdgeDelta]) -> dict[str, int]:
+            return {c: sum(1 for x in items if x.change == c) for c in ("added", "removed", "changed")}
+        return {"fields": of(self.fields), "edges": of(self.edges)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start": self.start, "direction": self.direction, "depth": self.depth, "from": self.since,
+                "to": self.until, "partial": self.partial, "reason": self.reason, "counts": self.counts(),
+                "fields": [f.to_json() for f in self.fields], "edges": [e.to_json() for e in self.edges]}
+
+
+__all__ += ["EdgeDelta", "FieldDelta", "TimeMark", "Timeline", "WalkDiff"]

@@ -47,9 +47,11 @@ from .answers import (
     LineageResult,
     SearchResult,
     Tagged,
+    Timeline,
     Unresolved,
+    WalkDiff,
 )
-from .errors import AmbiguousReferenceError, NotFoundError
+from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
 from .history import STATE_PROPS
 from .labels import (
     HandSetLabels,
@@ -66,6 +68,7 @@ from .runs import RunLineage
 from .sql import Derived, derive_each
 from .steps import Plan
 from .store import GraphStore, open_store
+from .timeline import EdgeKey, Interval, diff_walks, drawn_over_time, state_times, timeline_marks, union
 from .walk import DEFAULT_DEPTH_CAP, DEFAULT_TIME_BUDGET_S, Walk
 from .write import WriteMode, Writer, chunks
 
@@ -491,6 +494,87 @@ class LineageGraph:
     def query(self, cypher: str, params: dict[str, Any] | None = None, *, write: bool = False
               ) -> list[dict[str, Any]]:
         return self.store.run(cypher, params, write=write)
+
+    # ---- lineage through time around one field (the explorer's time control and compare mode) ----
+
+    def timeline(self, field: str, direction: str = "upstream", depth: int = 3, *,
+                 time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> Timeline:
+        """The instants the walk from ``field`` (``upstream``, ``downstream`` or ``both``, ``depth`` hops) changed
+        at, over all time: edges and fields that came into it or left it, fields drawn whose state changed
+        (:func:`fieldgraph.graph.timeline.timeline_marks`). Hops across renames are not followed; a scoped view's walk
+        stops at the fields it hides (whatever its ``through_hidden``: their times are theirs). ``partial``
+        (with its ``reason``) when ``time_budget_s`` ran out first: the instants of the levels walked."""
+        deadline = time.monotonic() + time_budget_s
+        if direction not in ("upstream", "downstream", "both"):
+            raise InputError(f"direction {direction!r}: upstream, downstream or both")
+        urn = self.resolve_field(field)
+        came = self._presence([urn], 0).get(urn, {})
+        since = min((t for t in (came.get("listedFrom"), came.get("firstReference")) if t is not None), default=0)
+        reach: dict[str, list[Interval]] = {}
+        edges: dict[EdgeKey, tuple[Hop, list[Interval]]] = {}
+        reason = None
+        for d in ("upstream", "downstream") if direction == "both" else (direction,):
+            def step(frontier: list[str], d: str = d) -> list[Hop] | None:
+                out: list[Hop] = []
+                for batch in chunks(frontier, 1000):
+                    left_ms = int((deadline - time.monotonic()) * 1000)
+                    try:
+                        if left_ms <= 0:
+                            return None
+                        hops = [Hop.from_row(r, 0) for r in self.store.run_named(
+                            _STEP_EVER[d], {"frontier": batch}, timeout_ms=left_ms)]
+                        shown = set(self._visible(h.urn for h in hops))  # a scoped view: it stops at hidden fields
+                        out += (h for h in hops if h.urn in shown)
+                    except QueryTimeout:
+                        return None
+                return out
+            r, e, stopped = drawn_over_time(urn, depth, step, since)
+            if stopped is not None and reason is None:
+                reason = f"time budget of {time_budget_s:g}s reached at depth {stopped - 1} ({d})"
+            for u, iv in r.items():
+                reach[u] = union([*reach.get(u, []), *iv])
+            edges.update(e)
+        reached = {h.urn for h, _ in edges.values() if h.dataset_urn is not None}
+        fields = [u for u in reach if u == urn or u in reached]
+        states: dict[str, list[int]] = {}
+        for batch in chunks(fields, 1000):
+            for row in self.store.run_named("field_listings", {"urns": batch}):
+                states[row["urn"]] = state_times(row.get("since"), row.get("past") or ())
+        return Timeline(urn, direction, depth, timeline_marks(reach, edges, states), reason is not None, reason)
+
+    def diff_walk(self, field: str, direction: str, depth: int | None, t1: int, t2: int, *,
+                  time_budget_s: float = DEFAULT_TIME_BUDGET_S) -> WalkDiff:
+        """The walk from ``field`` (``upstream`` or ``downstream``, ``depth`` hops) as of ``t1`` and as of ``t2``,
+        told apart (:func:`fieldgraph.graph.timeline.diff_walks`): fields and edges added, removed and changed.
+        At an instant the field was not in the graph yet, nothing is drawn."""
+        if t1 > t2:
+            raise InputError(f"from {t1} is after to {t2}")
+        if direction not in ("upstream", "downstream"):
+            raise InputError(f"direction {direction!r}: upstream or downstream")
+        urn = self.resolve_field(field)
+
+        def walk(t: int) -> LineageResult | None:
+            try:
+                return self._walk([self._existed(urn, t)], direction, depth, time_budget_s, as_of=t)
+            except NotFoundError:
+                return None
+
+        def states(res: LineageResult | None, t: int) -> dict[str, dict[str, Any]]:
+            if res is None:
+                return {}
+            urns = [urn, *(h.urn for h in res.hops if h.dataset_urn is not None)]
+            out = {}
+            for u, st in self._states(urns, t).items():
+                out[u] = {"placeholder": st is None, "removed": bool(st and st["removed"]),
+                          **{k: (st or {}).get(k) for k in STATE_PROPS}}
+            return out
+
+        before, after = walk(t1), walk(t2)
+        return diff_walks(urn, direction, depth, t1, t2, before, after, states(before, t1), states(after, t2))
+
+
+#: the one-hop statements over all time (the timeline's walk)
+_STEP_EVER = {"upstream": "upstream_step_ever", "downstream": "downstream_step_ever"}
 
 
 def _in_range(h: Hop, runs: RunLineage, start: int | None, end: int | None) -> bool:

@@ -1181,6 +1181,24 @@ class MemoryStore(GraphStore):
     def _snapshot_edges(self, p: Mapping[str, Any]) -> list[Row]:
         return [{"a": e.start.id, "type": e.type, "b": e.end.id, "props": _props(e.props)} for e in self._edges()]
 
+    # ---- lineage over all time (the explorer's timeline) ----
+
+    def _upstream_step_ever(self, p: Mapping[str, Any]) -> list[Row]:
+        out: list[Row] = []
+        for urn in p["frontier"]:
+            n = self._field(urn)
+            if n is not None:
+                out.extend(self._hop(urn, e.end, e) for e in n.outs(*_LINEAGE))
+        return out
+
+    def _downstream_step_ever(self, p: Mapping[str, Any]) -> list[Row]:
+        out: list[Row] = []
+        for urn in p["frontier"]:
+            n = self._field(urn)
+            if n is not None:
+                out.extend(self._hop(urn, e.start, e) for e in n.ins(*_LINEAGE) if e.start.label == "DatasetField")
+        return out
+
 
 def _key(label: str, props: Mapping[str, Any]) -> Any:
     """The key a node of ``label`` is found by (None: a keyless node, or one without its key)."""

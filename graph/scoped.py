@@ -4,9 +4,10 @@
 fields, edges or tags:
 
 - a hidden field or dataset asked for by name is not found, with the message of one not in the graph;
-- walks (lineage, impact, path, lineage summaries, tags and their propagation) stop at hidden fields, or go on
-  through them when the scope says ``through_hidden`` (:mod:`fieldgraph.graph.walk`); a walk's answer says how many
-  it stopped at or went through (``hidden``); labels are inherited only from fields the walk shows;
+- walks (lineage, impact, path, lineage summaries, tags and their propagation, walk diffs) stop at hidden fields,
+  or go on through them when the scope says ``through_hidden`` (:mod:`fieldgraph.graph.walk`); a walk's answer says
+  how many it stopped at or went through (``hidden``); labels are inherited only from fields the walk shows; a
+  timeline stops at them whatever the scope says;
 - listings (search, fields, dataset lineage, unresolved references, a dataset's lineage diff) leave out what
   touches a hidden dataset (an edge with a hidden end, a CDAP operation naming a hidden dataset);
 - graph-wide counts (``stats``) and raw queries are refused (:class:`OutOfScope`) unless the scope holds every
@@ -185,7 +186,9 @@ def scoped(graph: LineageGraph, scope: Scope) -> LineageGraph:
 #: what the view answers through the overrides above and the walks (every other public method of
 #: :class:`LineageGraph` is refused by the view until it is added here, or overridden)
 _ANSWERED = frozenset({"upstream", "downstream", "impact", "path", "drawn_edge", "tags", "tagged", "field", "ping",
-                       "open", "resolve_field", "resolve_node", "read_state"})
+                       "open", "resolve_field", "resolve_node", "read_state",
+                       "diff_walk",  # two walks (scoped) and the states of what they show
+                       "timeline"})  # its steps keep what _visible keeps
 
 
 def _refused(name: str) -> Callable[..., Any]:

@@ -254,6 +254,8 @@ READS: list[tuple[str, dict[str, Any]]] = [
     ("/api/v1/tagged", {"label": "PII"}), ("/api/v1/datasets/lineage", {}), ("/api/v1/unresolved", {}),
     ("/api/v1/unresolved", {"ambiguous": "true"}), ("/api/v1/lineage-summary", {"field": REVENUE, "depth": 3}),
     ("/api/v1/diff-lineage", {"dataset": DAILY, "from": "0", "to": "2030-01-01"}),
+    ("/api/v1/timeline", {"field": TOTAL, "direction": "both", "depth": 5}),
+    ("/api/v1/lineage/upstream/diff", {"field": TOTAL, "from": "0", "to": "2030-01-01", "depth": 5}),
 ]
 
 
@@ -268,10 +270,13 @@ def test_each_token_sees_only_its_datasets_on_every_read_endpoint(scoped_service
         assert reader.text == admin.text, path
         for name in hidden_names:
             assert name not in sales.text, (path, params, name, sales.text[:2000])
-        if path != "/api/v1/diff-lineage" and "format" not in params:
+        if path not in ("/api/v1/diff-lineage", "/api/v1/timeline") and "format" not in params:
             assert any(n in admin.text for n in hidden_names) or path in (
                 "/api/v1/lineage/downstream", "/api/v1/impact", "/api/v1/field", "/api/v1/fields",
                 "/api/v1/path", "/api/v1/search"), path
+    marks = {p: ask(s, p, "/api/v1/timeline", field=TOTAL, depth=5).json()["instants"] for p in ("admin", "sales")}
+    edges = {p: sum(m["edgesAdded"] for m in marks[p]) for p in marks}  # the hidden fields' edges are not counted
+    assert 0 < edges["sales"] < edges["admin"], edges
     up = ask(s, "sales", "/api/v1/lineage/upstream", field=TOTAL).json()
     assert up["hidden"] == 3 and {h["dataset"] for h in up["hops"]} == {DAILY}
     assert "hidden" not in ask(s, "admin", "/api/v1/lineage/upstream", field=TOTAL).json()

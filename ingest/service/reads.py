@@ -235,3 +235,34 @@ def diff_lineage(graph: Graph, dataset: Dataset, since: Annotated[str, Query(ali
 def stats(graph: Graph) -> Response:
     """Counts of datasets, fields, edges, placeholders and ambiguous references."""
     return _json(graph.stats())
+
+
+# ---- lineage through time around one field (the explorer's time control and compare mode) ----
+
+#: how far a timeline or a walk diff goes unless a request asks for more or fewer hops (the explorer's default)
+TIME_DEPTH = 3
+
+
+@router.get("/timeline")
+def timeline(graph: Graph, field: Field,
+             direction: Annotated[str, Query(pattern="^(upstream|downstream|both)$")] = "both",
+             depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="Hops.")] = TIME_DEPTH,
+             budget: Budget = 10.0) -> Response:
+    """The instants the lineage drawn around a field changed at, over all time (edges and fields that came into
+    the walk or left it, fields whose state changed), each with its counts: ``{"start", "direction", "depth",
+    "partial", "reason", "instants": [{"at", "edgesAdded", "edgesRemoved", "fieldsAdded", "fieldsRemoved",
+    "fieldsChanged"}]}``."""
+    return _json(graph.timeline(field, direction, depth, time_budget_s=budget))
+
+
+@router.get("/lineage/{direction}/diff")
+def lineage_diff(graph: Graph, direction: Annotated[str, PathPart(pattern="^(upstream|downstream)$")], field: Field,
+                 since: Annotated[str, Query(alias="from", description="The earlier instant.")],
+                 until: Annotated[str, Query(alias="to", description="The later instant.")],
+                 depth: Annotated[int, Query(ge=1, le=MAX_DEPTH, description="Hops.")] = TIME_DEPTH,
+                 budget: Budget = 10.0) -> Response:
+    """The walk from a field as of two instants, told apart: every field and edge drawn at either, each
+    ``added``, ``removed``, ``changed`` (with the keys that ``differ``) or ``same``."""
+    t1, t2 = parse_time(since, "from"), parse_time(until, "to")
+    assert t1 is not None and t2 is not None  # required parameters
+    return _json(graph.diff_walk(field, direction, depth, t1, t2, time_budget_s=budget))

@@ -13,6 +13,9 @@
 //   {"action": "errors"}                                    -> the page's uncaught exceptions since the last call
 //   {"action": "prompts", "answer": A}                      -> answer the page's prompts with A from now on;
 //                                                              returns how many it asked so far
+//   {"action": "fill", "testid": T, "value": V}             -> set an input's or select's value; the graph after
+//   {"action": "items", "testid": T}                        -> those elements' data-*, text, title, classes
+//   {"action": "back"} | {"action": "url"}                  -> the back button (the graph after); the address
 //
 // Every action that starts work waits until the page is idle again (body[data-busy="false"]).
 import fs from 'node:fs';
@@ -154,6 +157,31 @@ const actions = {
   async prompts({ answer }) {
     promptAnswer = answer ?? null;
     return promptsAsked;
+  },
+  // the time control (tests/test_explorer_time.py)
+  async fill({ testid, value }) { // sets an input's or a select's value as a user would; the graph after
+    const el = byTestId(testid);
+    if (await el.evaluate((e) => e.tagName === 'SELECT')) await el.selectOption(String(value));
+    else await el.evaluate((e, v) => {
+      e.value = v;
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+      e.dispatchEvent(new Event('change', { bubbles: true }));
+    }, String(value));
+    await idle();
+    return graph();
+  },
+  async items({ testid }) { // the elements with that test id: their data-* attributes, text and title
+    return byTestId(testid).evaluateAll((els) => els.map((e) => ({ ...e.dataset, text: e.innerText,
+      title: e.title, classes: [...e.classList], value: e.value ?? null })));
+  },
+  async back() { // the browser's back button; the graph after
+    await page.goBack();
+    await page.waitForTimeout(50);
+    await idle();
+    return graph();
+  },
+  async url() {
+    return page.url();
   },
 };
 

@@ -5,6 +5,7 @@ import cytoscape from 'cytoscape';
 import cytoscapeElk from 'cytoscape-elk';
 import { toSvg } from './svg.js';
 import { installLarge } from './large.js';
+import { timeControl } from './time.js';
 
 cytoscape.use(cytoscapeElk);
 
@@ -249,7 +250,7 @@ function neighbours(hops) {
 }
 
 async function fetchNeighbours(urn, direction) {
-  const res = await api(`lineage/${direction}`, { field: urn, depth: 1 });
+  const res = await api(`lineage/${direction}`, { field: urn, depth: 1, as_of: state.asOf }); // time.js: the instant
   return neighbours(res.hops);
 }
 
@@ -340,7 +341,7 @@ async function focusField(urn) {
   state.pending.set(`${info.urn}|downstream`, down);
   drawPage(info.urn, 'upstream');
   drawPage(info.urn, 'downstream');
-  history.replaceState(null, '', `#field=${encodeURIComponent(info.urn)}`);
+  await time.focused(info.urn); // the time control: this field's timeline; the address: this field
   $('export-png').disabled = $('export-svg').disabled = false;
   await relayout(info.urn);
   showField(info);
@@ -359,7 +360,7 @@ async function expand(urn, direction) {
 
 async function select(urn) {
   if (cy.getElementById(urn).empty()) return;
-  const info = await api('field', { urn });
+  const info = await api('field', { urn, as_of: state.asOf });
   showField(info);
 }
 
@@ -603,9 +604,15 @@ cy.on('tap', 'node[kind="dataset"]', (ev) => task(() => listFields(ev.target.id(
 for (const type of ['click', 'submit']) document.addEventListener(type, clearError, true);
 cy.on('tap', clearError);
 
-// #field=URN opens that field (on load, and when the address changes to another)
+// the time control under the graph (time.js): the lineage as of an instant, and two instants compared
+const time = timeControl({ cy, state, api, task, addField, addHop, relayout, showField, focusField, h, when });
+
+// #field=URN opens that field (on load, and when the address changes to another); with an instant or two
+// (&at=, &from=&to=), the time control draws it
 function openFromAddress() {
-  const urn = new URLSearchParams(location.hash.slice(1)).get('field');
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (time.open(params)) return;
+  const urn = params.get('field');
   if (urn && urn !== state.focus) task(() => focusField(urn));
 }
 window.addEventListener('hashchange', openFromAddress);

@@ -55,7 +55,7 @@ export function installLarge(x) {
   const form = h('form', { class: 'find' }, input, hits);
   form.addEventListener('submit', (ev) => { ev.preventDefault(); task(() => find(input.value.trim())); });
   const bar = h('div', { id: 'large-bar', 'data-testid': 'large-bar' }, form, hopsLabel, nextHops, collapseAll, count);
-  document.getElementById('graph-wrap').prepend(bar);
+  document.getElementById('graph-bars').append(bar);
 
   // ---- the answers ----
 
