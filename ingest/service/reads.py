@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -16,10 +14,10 @@ from fieldgraph.errors import InputError
 from fieldgraph.graph import LineageResult, encode
 from fieldgraph.graph.lineage import DEFAULT_DEPTH_CAP
 from fieldgraph.ingest import export
-from fieldgraph.ingest.pages import Pages, answer_page, walk_exact
+from fieldgraph.ingest.pages import answer_page, walk_exact
 from fieldgraph.ingest.times import now_ms, parse_time
 
-from .state import Graph, readable
+from .state import Graph, caller, readable, service
 
 #: the deepest walk and the longest time budget a request may ask for
 MAX_DEPTH = 100
@@ -56,19 +54,14 @@ def _text(text: str, format: str, *, partial: bool) -> Response:
                              headers={"X-Fieldgraph-Partial": "true"} if partial else None)
 
 
-_PAGES_LOCK = threading.Lock()
-
-
 def _page(request: Request, kind: str, query: Mapping[str, Any], whole: Callable[[int], tuple[Any, bool]],
           size: int | None, cursor: str | None, as_of: int | None) -> Response:
-    """One page of an answer (:mod:`fieldgraph.ingest.pages`); the app keeps the last whole answers, per token."""
-    with _PAGES_LOCK:
-        pages: Pages | None = getattr(request.app.state, "pages", None)
-        if pages is None:
-            pages = request.app.state.pages = Pages()
-    reader = hashlib.sha256(request.headers.get("authorization", "").encode()).hexdigest()
-    return _json(answer_page(pages, kind, query, whole, size=size or DEFAULT_PAGE, cursor=cursor, as_of=as_of,
-                             now=now_ms(), reader=reader))
+    """One page of an answer (:mod:`fieldgraph.ingest.pages`); the service keeps the last whole answers by reader
+    (a named token: its own; the rest see the whole graph)."""
+    who = caller(request, what="reads")
+    reader = who.name if who is not None and who.name is not None else ""
+    return _json(answer_page(service(request).pages, kind, query, whole, size=size or DEFAULT_PAGE, cursor=cursor,
+                             as_of=as_of, now=now_ms(), reader=reader))
 
 
 @router.get("/search")

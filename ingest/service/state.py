@@ -15,6 +15,7 @@ from fieldgraph.graph import LineageGraph
 from fieldgraph.graph.scope import Scope
 from fieldgraph.graph.scoped import scoped
 from fieldgraph.ingest.config import ServeConfig
+from fieldgraph.ingest.pages import Pages
 from fieldgraph.ingest.platforms import PlatformMapping
 
 from .guard import HttpError, Metrics, check_token
@@ -46,6 +47,8 @@ class Service:
     requests: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     #: the graph as each named token's read scope sees it
     views: dict[str, LineageGraph] = field(default_factory=dict)
+    #: the last whole answers paged (:mod:`fieldgraph.ingest.pages`), by reader
+    pages: Pages = field(default_factory=Pages)
 
     def view(self, who: Caller) -> LineageGraph:
         if who.name is None:
