@@ -182,6 +182,8 @@ class Sorted:
         more = i + size < len(self.items)
         nxt = Cursor(at, query, self.keys[i + size - 1]).encode() if more and items else None
         body = KINDS[self.kind].page(self.frame, items)
+        if "asOf" in body:
+            body["asOf"] = at  # the instant the pages are of (an answer walked now, at ``at``, says None)
         return {**{k: body[k] for k in self.order if k in body}, **body, "total": len(self.items),
                 "totalExact": self.exact, "next": nxt}
 
@@ -212,15 +214,18 @@ class Pages:
         return found
 
 
-def answer_page(pages: Pages, kind: str, query: Mapping[str, Any], whole: Callable[[int], tuple[Any, bool]], *,
-                size: int, cursor: str | None, as_of: int | None, now: int, reader: str = "") -> dict[str, Any]:
+def answer_page(pages: Pages, kind: str, query: Mapping[str, Any],
+                whole: Callable[[int | None], tuple[Any, bool]], *, size: int, cursor: str | None,
+                as_of: int | None, now: int, reader: str = "") -> dict[str, Any]:
     """One page of the answer of ``kind`` to ``query``: the first (no ``cursor``: pinned at ``as_of``, else
-    ``now``) or the one after ``cursor``. ``whole(T)`` answers the query as of T: the answer's JSON and whether
-    it is whole (not stopped at a cap or budget). ``reader``: who asks (answers are kept per reader)."""
+    ``now``) or the one after ``cursor``. ``whole(T)`` answers the query as of T (None: now, for a first page
+    pinned now: the same answer without an as-of walk's cost): the answer's JSON and whether it is whole (not
+    stopped at a cap or budget). ``reader``: who asks (answers are kept per reader)."""
     fp = fingerprint(kind, query)
     c = Cursor.decode(cursor, fp) if cursor is not None else None
     at = c.at if c is not None else as_of if as_of is not None else now
-    answer = pages.get((reader, fp, at), lambda: Sorted.of(kind, *whole(at)))
+    walked_at = None if c is None and as_of is None else at
+    answer = pages.get((reader, fp, at), lambda: Sorted.of(kind, *whole(walked_at)))
     return answer.page(c.after if c is not None else None, size, at, fp)
 
 

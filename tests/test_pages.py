@@ -109,10 +109,10 @@ def test_a_key_of_another_shape_is_a_bad_cursor() -> None:
 
 
 def test_answer_page_pins_its_instant_and_keeps_pages_whole_while_the_answer_changes() -> None:
-    asked: list[int] = []
+    asked: list[int | None] = []
     state = {"hops": HOPS[:10]}
 
-    def whole(at: int) -> tuple[Any, bool]:
+    def whole(at: int | None) -> tuple[Any, bool]:
         asked.append(at)
         return walk(state["hops"]), True
 
@@ -120,7 +120,8 @@ def test_answer_page_pins_its_instant_and_keeps_pages_whole_while_the_answer_cha
     first = answer_page(pages, "lineage", {"field": "s.a"}, whole, size=4, cursor=None, as_of=None, now=77)
     state["hops"] = HOPS  # a writer: more edges
     second = answer_page(pages, "lineage", {"field": "s.a"}, whole, size=4, cursor=first["next"], as_of=None, now=99)
-    assert asked == [77] and second["total"] == first["total"] == 10  # the kept answer, as of the pinned instant
+    # a first page pinned now is the answer now (None: no as-of walk); the next is the kept answer, as of 77
+    assert asked == [None] and second["total"] == first["total"] == 10 and first["asOf"] == second["asOf"] == 77
     # an answer that fell out of the cache is answered again as of the same instant; the keyset: no repeat
     state["hops"] = HOPS[:10]
     none_kept = Pages(size=0)

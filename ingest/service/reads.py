@@ -54,7 +54,7 @@ def _text(text: str, format: str, *, partial: bool) -> Response:
                              headers={"X-Fieldgraph-Partial": "true"} if partial else None)
 
 
-def _page(request: Request, kind: str, query: Mapping[str, Any], whole: Callable[[int], tuple[Any, bool]],
+def _page(request: Request, kind: str, query: Mapping[str, Any], whole: Callable[[int | None], tuple[Any, bool]],
           size: int | None, cursor: str | None, as_of: int | None) -> Response:
     """One page of an answer (:mod:`fieldgraph.ingest.pages`); the service keeps the last whole answers by reader
     (a named token: its own; the rest see the whole graph)."""
@@ -77,7 +77,7 @@ def search(request: Request, graph: Graph,
     if page is None and cursor is None:
         return _json(graph.search(q, limit))
 
-    def whole(_: int) -> tuple[Any, bool]:
+    def whole(_: int | None) -> tuple[Any, bool]:
         found = graph.search(q, SEARCH_CAP)
         return encode(found), max(len(found.datasets), len(found.fields)) < SEARCH_CAP
 
@@ -101,7 +101,7 @@ def lineage(request: Request, graph: Graph,
     if limit is not None or cursor is not None:
         _json_only(format)
 
-        def whole(at: int) -> tuple[Any, bool]:
+        def whole(at: int | None) -> tuple[Any, bool]:
             res: LineageResult = getattr(graph, direction)(field, depth, time_budget_s=budget, as_of=at)
             return encode(res), not res.cut_short
 
@@ -124,7 +124,7 @@ def impact(request: Request, graph: Graph, name: Annotated[str, Query(descriptio
     if limit is not None or cursor is not None:
         _json_only(format)
 
-        def whole(at: int) -> tuple[Any, bool]:
+        def whole(at: int | None) -> tuple[Any, bool]:
             found = graph.impact(name, depth, time_budget_s=budget, as_of=at)
             return encode(found), not found.walk.cut_short
 
@@ -195,7 +195,7 @@ def tagged(request: Request, graph: Graph,
     """Every field carrying a tag or term, its own or inherited: where it flows. ``{"label", "fields",
     "partial", "reason"}``; with ``limit`` or ``cursor``, a page of its fields."""
     if limit is not None or cursor is not None:
-        def whole(at: int) -> tuple[Any, bool]:
+        def whole(at: int | None) -> tuple[Any, bool]:
             found = graph.tagged(label, indirect=indirect, depth=depth, time_budget_s=budget, as_of=at)
             return encode(found), walk_exact(found.partial, found.reason, depth)
 
