@@ -39,7 +39,7 @@ from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 
 from . import reads, writes
 from .guard import KINDS, Guard, HttpError
-from .state import Service, ServiceDep
+from .state import Service, ServiceDep, holder
 from .writer import EventWriter
 
 STATIC = Path(__file__).parent / "explorer" / "static"
@@ -74,7 +74,7 @@ def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformM
 
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost", "[::1]"])
     app.add_middleware(Guard, metrics=svc.metrics, rate_limit=config.rate_limit, max_body_bytes=config.max_body_bytes,
-                       token=config.token, hashes=frozenset(t.sha256 for t in config.tokens))
+                       trusted=lambda header: holder(config, header) is not None)
     if config.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware
 

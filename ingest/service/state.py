@@ -18,7 +18,7 @@ from fieldgraph.ingest.config import ServeConfig
 from fieldgraph.ingest.pages import Pages
 from fieldgraph.ingest.platforms import PlatformMapping
 
-from .guard import HttpError, Metrics, check_token
+from .guard import HttpError, Metrics, bearer_token
 from .writer import EventWriter
 
 
@@ -64,42 +64,40 @@ def service(request: Request) -> Service:
 
 
 def caller(request: Request, *, what: str) -> Caller | None:
-    """Who ``request`` is from, by the bearer token it presents (the service's token compared in constant time; a
-    named token by the SHA-256 of what is presented, compared with every named token's in constant time); None
-    without a token where none is needed (reads without ``--protect-reads`` or a tokens file). 401 for a missing or
-    unknown token where one is needed, 403 when the service has no token."""
+    """Who ``request`` is from, by the bearer token it presents (:func:`holder`); None without a token where none is
+    needed (reads without ``--protect-reads`` or a tokens file). 401 for a missing or unknown token where one is
+    needed, 403 when the service has no token."""
     known: Caller | None = getattr(request.state, "caller", None)
     if known is not None:
         return known
     cfg = service(request).config
-    need = what == "writes" or cfg.reads_need_token
-    who: Caller | None = None
-    if not cfg.tokens:
-        if need:
-            check_token(request, cfg.token, what=what)
-            who = FULL
-    else:
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        given = given.strip()
-        if scheme.lower() == "bearer" and given:
-            who = _named(cfg, given)
-            if who is None:
-                raise HttpError(401, "the bearer token is not one of the service's",
-                                {"WWW-Authenticate": 'Bearer error="invalid_token"'})
-        elif need:
+    header = request.headers.get("authorization", "")
+    who = holder(cfg, header)
+    if who is None and (what == "writes" or cfg.reads_need_token):
+        if cfg.token is None and not cfg.tokens:
+            raise HttpError(403, f"{what} are disabled: start fieldgraph serve with a token (FIELDGRAPH_SERVE_TOKEN "
+                            "or --token-file)")
+        if bearer_token(header) is None:
             raise HttpError(401, f"{what} need a bearer token (Authorization: Bearer <token>)",
                             {"WWW-Authenticate": "Bearer"})
+        raise HttpError(401, f"the bearer token is not {'one of ' if cfg.tokens else ''}the service's",
+                        {"WWW-Authenticate": 'Bearer error="invalid_token"'})
     request.state.caller = who
     return who
 
 
-def _named(cfg: ServeConfig, given: str) -> Caller | None:
-    """The caller whose token ``given`` is: the service's one token, or the named token with its SHA-256."""
+def holder(cfg: ServeConfig, authorization: str) -> Caller | None:
+    """Who holds the token an ``Authorization`` header presents: the service's one token (compared in constant
+    time) or a named token (by the SHA-256 of what is presented, compared with every named token's in constant
+    time, so the time taken does not tell which matched); None for none or an unknown one."""
+    given = bearer_token(authorization)
+    if given is None:
+        return None
     if cfg.token is not None and hmac.compare_digest(given.encode(), cfg.token.encode()):
         return FULL
     digest = hashlib.sha256(given.encode()).hexdigest()
     found = None
-    for t in cfg.tokens:  # every one compared: the time taken does not tell which matched
+    for t in cfg.tokens:
         if hmac.compare_digest(digest, t.sha256) and found is None:
             found = Caller(t.name, t.read, t.write)
     return found
