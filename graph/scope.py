@@ -31,8 +31,9 @@ from fieldgraph.changes import (
     subject,
 )
 from fieldgraph.errors import ConfigError, UrnError
-from fieldgraph.normalizers import FieldUrn
 from fieldgraph.normalizers.urns import DatasetUrn
+
+from .plan.resolve import parse_field_ref
 
 #: the rule matching every dataset
 ALL = "*"
@@ -113,7 +114,7 @@ def dataset_of(urn: str) -> str:
     if urn.startswith(_DATASET):
         return urn
     try:
-        return str(FieldUrn.parse(urn).dataset)
+        return parse_field_ref(urn)[0]
     except UrnError:
         return urn
 

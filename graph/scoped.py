@@ -23,9 +23,8 @@ from dataclasses import replace
 from typing import Any
 
 from fieldgraph.changes import Change
-from fieldgraph.errors import NotFoundError, OutOfScope, UrnError
-from fieldgraph.normalizers import FieldUrn
-from fieldgraph.normalizers.urns import DatasetUrn
+from fieldgraph.errors import OutOfScope
+from fieldgraph.normalizers.urns import canonical_dataset_urn
 
 from .answers import (
     AmbiguousReference,
@@ -45,11 +44,6 @@ from .scope import Scope
 from .walk import Walk
 
 
-def _not_in_graph(dataset: str) -> NotFoundError:
-    """What asking for a hidden dataset answers: what asking for one not in the graph does."""
-    return NotFoundError(f"dataset {dataset} is not in the graph")
-
-
 class ScopedGraph(LineageGraph):
     """``graph`` as ``scope`` sees it (see the module). A view: closing it leaves the graph open."""
 
@@ -65,29 +59,10 @@ class ScopedGraph(LineageGraph):
     def _visible(self, urns: Iterable[str]) -> list[str]:
         return [u for u in urns if self.scope.sees(u)]
 
-    # ---- naming things ----
+    # ---- naming things (a hidden dataset is not in the graph: every name is resolved through read_state) ----
 
     def read_state(self, dataset_urns: Sequence[str]) -> dict[str, DatasetState]:
         return super().read_state([u for u in dataset_urns if self.scope.holds(u)])
-
-    def resolve_field(self, name: str) -> str:
-        try:
-            ds = str(FieldUrn.parse(name).dataset)
-        except UrnError:
-            return super().resolve_field(name)  # its error
-        if not self.scope.holds(ds):
-            raise _not_in_graph(ds)
-        return super().resolve_field(name)
-
-    def resolve_node(self, name: str) -> tuple[str, str]:
-        if name.startswith("urn:li:dataset:"):
-            try:
-                ds = str(DatasetUrn.parse(name))
-            except UrnError:
-                return super().resolve_node(name)  # its error
-            if not self.scope.holds(ds):
-                raise _not_in_graph(ds)
-        return super().resolve_node(name)
 
     # ---- walks ----
 
@@ -119,7 +94,7 @@ class ScopedGraph(LineageGraph):
     # ---- listings ----
 
     def fields(self, dataset: str, *, as_of: int | None = None) -> list[FieldRow]:
-        urn = str(DatasetUrn.parse(dataset))
+        urn = canonical_dataset_urn(dataset)
         return super().fields(urn, as_of=as_of) if self.scope.holds(urn) else []
 
     def search(self, text: str, limit: int = 20) -> SearchResult:
@@ -136,7 +111,7 @@ class ScopedGraph(LineageGraph):
             asked *= 4
 
     def dataset_lineage(self, dataset: str | None = None) -> list[DatasetEdge]:
-        if dataset and not self.scope.holds(str(DatasetUrn.parse(dataset))):
+        if dataset and not self.scope.holds(canonical_dataset_urn(dataset)):
             return []
         return [e for e in super().dataset_lineage(dataset)
                 if self.scope.holds(e.downstream) and self.scope.holds(e.upstream)]
@@ -148,10 +123,7 @@ class ScopedGraph(LineageGraph):
         return [u for u in super().ambiguous() if self.scope.holds(u.dataset)]
 
     def diff_lineage(self, dataset: str, t1: int, t2: int) -> LineageDiff:
-        urn = str(DatasetUrn.parse(dataset))
-        if not self.scope.holds(urn):
-            raise _not_in_graph(urn)
-        d = super().diff_lineage(urn, t1, t2)
+        d = super().diff_lineage(dataset, t1, t2)  # a hidden dataset: not in the graph (read_state)
         return replace(d, edges_added=tuple(e for e in d.edges_added if self.scope.sees(e.down) and
                                             self.scope.sees(e.up)),
                        edges_removed=tuple(e for e in d.edges_removed if self.scope.sees(e.down) and
