@@ -837,9 +837,12 @@ class MemoryStore(GraphStore):
                 "placeholder": f.get("placeholder"), "removed": f.get("removed"), "ambiguous": f.get("ambiguous"),
                 "edge": _props(e.props)}
 
-    def _step(self, p: Mapping[str, Any], start_label: str, upstream: bool, as_of: bool) -> list[Row]:
+    def _step(self, p: Mapping[str, Any], start_label: str, upstream: bool, as_of: bool, ever: bool = False
+              ) -> list[Row]:
+        """One hop from ``p["frontier"]``: along the edges that hold now, held ``as_of`` ``p["asOf"]``, or ``ever``
+        held (now or once)."""
         out: list[Row] = []
-        types = _LINEAGE if as_of else ("DataDerivedFrom",)
+        types = _LINEAGE if as_of or ever else ("DataDerivedFrom",)
         for urn in p["frontier"]:
             n = self._node(start_label, urn)
             if n is None:
@@ -1184,20 +1187,10 @@ class MemoryStore(GraphStore):
     # ---- lineage over all time (the explorer's timeline) ----
 
     def _upstream_step_ever(self, p: Mapping[str, Any]) -> list[Row]:
-        out: list[Row] = []
-        for urn in p["frontier"]:
-            n = self._field(urn)
-            if n is not None:
-                out.extend(self._hop(urn, e.end, e) for e in n.outs(*_LINEAGE))
-        return out
+        return self._step(p, "DatasetField", True, False, ever=True)
 
     def _downstream_step_ever(self, p: Mapping[str, Any]) -> list[Row]:
-        out: list[Row] = []
-        for urn in p["frontier"]:
-            n = self._field(urn)
-            if n is not None:
-                out.extend(self._hop(urn, e.start, e) for e in n.ins(*_LINEAGE) if e.start.label == "DatasetField")
-        return out
+        return self._step(p, "DatasetField", False, False, ever=True)
 
 
 def _key(label: str, props: Mapping[str, Any]) -> Any:
