@@ -8,7 +8,7 @@ answer, a list of answers or plain data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass
 from typing import Any, ClassVar, Protocol, Self
 
@@ -120,6 +120,15 @@ class LineageResult:
                 **_hidden(self)}
 
 
+def fields_by_dataset(reached: Iterable[tuple[str | None, str]]) -> dict[str, list[str]]:
+    """The field paths of ``reached`` ((dataset URN or None: a whole dataset, field path)) by dataset, each once,
+    in the order reached (``?``: the datasets reached whole)."""
+    out: dict[str, dict[str, None]] = {}
+    for dataset, path in reached:
+        out.setdefault(dataset or "?", {})[path] = None
+    return {d: list(paths) for d, paths in out.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class Impact:
     """The downstream of a field or dataset: the ``walk``, and the fields it reached by dataset (``datasets``:
@@ -127,6 +136,11 @@ class Impact:
 
     walk: LineageResult
     datasets: Mapping[str, Sequence[str]]
+
+    @classmethod
+    def of(cls, walk: LineageResult) -> Impact:
+        """The impact a downstream ``walk`` finds: the fields its hops reach, by dataset."""
+        return cls(walk, fields_by_dataset((h.dataset_urn, h.field_path or h.urn) for h in walk.hops))
 
     def to_json(self) -> dict[str, Any]:
         w = self.walk
@@ -539,7 +553,7 @@ __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFie
            "EdgeRow",
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
-           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode"]
+           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode", "fields_by_dataset"]
 
 
 # ---- lineage through time around one field (the explorer's time control and compare mode) ----

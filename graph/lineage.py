@@ -236,12 +236,7 @@ class LineageGraph:
             fields = [r.urn for r in self.fields(urn, as_of=as_of)]
             res = self._walk(fields, "downstream", depth, time_budget_s, dataset_starts=[urn], as_of=as_of)
             res = replace(res, start=urn)
-        by_ds: dict[str, list[str]] = {}
-        for h in res.hops:
-            paths = by_ds.setdefault(h.dataset_urn or "?", [])
-            if (h.field_path or h.urn) not in paths:
-                paths.append(h.field_path or h.urn)
-        return Impact(res, by_ds)
+        return Impact.of(res)
 
     def path(self, from_field: str, to_field: str, depth: int | None = None, *,
              time_budget_s: float = DEFAULT_TIME_BUDGET_S, as_of: int | None = None) -> LineagePath:

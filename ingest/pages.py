@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fieldgraph.errors import InputError
+from fieldgraph.graph.answers import fields_by_dataset
 
 #: an item's sort key (strings and integers; JSON lists in a cursor)
 Key = tuple[Any, ...]
@@ -67,12 +68,8 @@ def _lineage_page(whole: Mapping[str, Any], items: list[Any]) -> dict[str, Any]:
 
 def _impact_page(whole: Mapping[str, Any], items: list[Any]) -> dict[str, Any]:
     """The page's hops, and the fields they reach by dataset (as :meth:`LineageGraph.impact` groups them)."""
-    by_ds: dict[str, list[str]] = {}
-    for h in items:
-        paths = by_ds.setdefault(h.get("dataset") or "?", [])
-        if (h.get("fieldPath") or h["urn"]) not in paths:
-            paths.append(h.get("fieldPath") or h["urn"])
-    return {**whole, "datasets": by_ds, "hops": items}
+    return {**whole, "datasets": fields_by_dataset((h.get("dataset"), h.get("fieldPath") or h["urn"]) for h in items),
+            "hops": items}
 
 
 def _tagged_page(whole: Mapping[str, Any], items: list[Any]) -> dict[str, Any]:

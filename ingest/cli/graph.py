@@ -397,13 +397,7 @@ def impact_cmd(
         from fieldgraph.graph.answers import Hop, Impact
         from fieldgraph.ingest import pages
 
-        hops = pages.head("impact", res.hops, limit, Hop.to_json)
-        grouped: dict[str, list[str]] = {}
-        for h in hops:
-            paths = grouped.setdefault(h.dataset_urn or "?", [])
-            if (h.field_path or h.urn) not in paths:
-                paths.append(h.field_path or h.urn)
-        shown = Impact(replace(res, hops=tuple(hops)), grouped)
+        shown = Impact.of(replace(res, hops=tuple(pages.head("impact", res.hops, limit, Hop.to_json))))
     out.print(impact_table(shown, f"impact of {short(res.start)}{_at(when)}: {plural(len(by_ds), 'dataset')}"))
     more(len(shown.walk.hops), len(res.hops), not res.cut_short, "edge")
     if res.partial:
