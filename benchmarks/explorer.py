@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import select
 import shutil
 import statistics
@@ -44,7 +43,7 @@ from backends import machine  # noqa: E402
 
 from fieldgraph.graph import EmbeddedServer, LineageGraph, open_store  # noqa: E402
 from tests import large_shapes as shapes  # noqa: E402
-from tests.services import free_port  # noqa: E402
+from tests.services import ServiceError, fieldgraph_serve  # noqa: E402
 
 DRIVER = ROOT / "tests" / "browser" / "explorer.mjs"
 
@@ -83,30 +82,12 @@ class Driver:
 
 @contextmanager
 def serving(uri: str, tmp: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "FIELDGRAPH_DATA": str(tmp / "data"), "PYTHONPATH": str(ROOT)}
-    env.pop("FIELDGRAPH_SERVE_TOKEN", None)
-    log = (tmp / "serve.log").open("w+")
-    proc = subprocess.Popen([sys.executable, "-m", "fieldgraph.ingest.cli", "serve", "--port", str(port),
-                             "--graph", uri, "--rate-limit", "0", "--rejects", str(tmp / "rejects.jsonl")],
-                            cwd=tmp, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    """``fieldgraph serve`` on ``uri``: its base URL (the run stops, with the service's log, if it does not start)."""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    sys.exit(f"fieldgraph serve did not start:\n{log.read()}")
-                time.sleep(0.1)
-        yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+        with fieldgraph_serve(uri, tmp, wait_s=60) as base:
+            yield base
+    except ServiceError as exc:
+        sys.exit(str(exc))
 
 
 def summary(values: list[float]) -> dict[str, float]:

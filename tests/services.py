@@ -25,9 +25,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import uuid
 from base64 import urlsafe_b64encode
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +68,42 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def fieldgraph_serve(uri: str, workdir: Path, *args: str, token: str | None = None,
+                     wait_s: float = 30) -> Iterator[str]:
+    """``fieldgraph serve`` of this checkout's code on the graph ``uri`` (as the CLI takes it) in ``workdir``, with
+    ``args`` and the write token ``token``: its base URL once ``/healthz`` answers; :class:`ServiceError` with its
+    log when it does not start within ``wait_s``."""
+    port = free_port()
+    env = {**os.environ, "FIELDGRAPH_DATA": str(workdir / "data"), "PYTHONPATH": str(ROOT)}
+    env.pop("FIELDGRAPH_SERVE_TOKEN", None)
+    if token:
+        env["FIELDGRAPH_SERVE_TOKEN"] = token
+    cmd = [sys.executable, "-m", "fieldgraph.ingest.cli", "serve", "--port", str(port), "--graph", uri,
+           "--rate-limit", "0", "--rejects", str(workdir / "rejects.jsonl"), *args]
+    with (workdir / "serve.log").open("w+") as log:
+        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
+                    break
+                except OSError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        log.seek(0)
+                        raise ServiceError(f"fieldgraph serve did not start:\n{log.read()}") from None
+                    time.sleep(0.1)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
 
 
 def _die_with_parent() -> None:

@@ -11,12 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import select
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.error
@@ -34,7 +32,7 @@ from fieldgraph.graph.plan import field_urn
 from fieldgraph.normalizers.urns import DatasetUrn
 
 from .conftest import ds, example_changes, ingest, lineage_event, schema_event
-from .services import free_port
+from .services import fieldgraph_serve
 
 pytestmark = pytest.mark.integration
 
@@ -110,35 +108,8 @@ def explorer() -> Iterator[Explorer]:
 @contextmanager
 def serving(graph: Any, tmp_path: Path, *args: str, token: str | None = None) -> Iterator[str]:
     """``fieldgraph serve`` on ``graph`` (the backend's URI, as the CLI takes it) with ``args``: its base URL."""
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w+")
-    env = {**os.environ, "FIELDGRAPH_DATA": str(tmp_path / "data")}
-    env.pop("FIELDGRAPH_SERVE_TOKEN", None)
-    if token:
-        env["FIELDGRAPH_SERVE_TOKEN"] = token
-    cmd = [sys.executable, "-m", "fieldgraph.ingest.cli", "serve", "--port", str(port), "--graph", graph.uri,
-           "--rate-limit", "0", "--rejects", str(tmp_path / "rejects.jsonl"), *args]
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    pytest.fail(f"fieldgraph serve did not start:\n{log.read()}")
-                time.sleep(0.1)
+    with fieldgraph_serve(graph.uri, tmp_path, *args, token=token) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture

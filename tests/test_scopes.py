@@ -399,12 +399,11 @@ def test_named_tokens_pass_the_rate_limit(graph: Any, tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_the_explorer_with_a_scoped_token_draws_only_what_it_may_read(
-        graph: Any, tmp_path: Path, explorer: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        graph: Any, tmp_path: Path, explorer: Any) -> None:  # noqa: F811
     """In Chromium, over ``fieldgraph serve --tokens-file``: the page asks for the token, and the lineage it draws
     and the search it answers hold the sales token's datasets only."""
-    from .test_explorer import ARTIFACTS, ROOT, fields, serving
+    from .test_explorer import ARTIFACTS, fields, serving
 
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the served process runs this checkout's code, as this one does
     example(graph)
     (tmp_path / "tokens.toml").write_text(entry("sales", sha256=hashlib.sha256(SECRETS["sales"].encode()).hexdigest(),
                                                 read=list(SALES.rules)))
