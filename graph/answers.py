@@ -58,6 +58,14 @@ class Hop:
     ambiguous: bool = False
 
     @property
+    def key(self) -> tuple[Any, ...]:
+        """The stored edge this hop goes along: its two ends and what tells edges between them apart (the same two
+        fields may be tied by several, one after another)."""
+        e = self.edge
+        return (self.from_urn, self.urn, e.get("relation"), e.get("source"), e.get("fact"), e.get("validFrom"),
+                e.get("validTo"))
+
+    @property
     def rename(self) -> bool:
         """A hop across a rename (``RenamedFrom``): the same field under its name before or after."""
         return self.edge.get("relation") == RENAMED_FROM

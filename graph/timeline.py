@@ -65,12 +65,6 @@ def span_of(edge: Mapping[str, Any]) -> Interval:
     return int(edge.get("validFrom") or BEGIN), edge.get("validTo")
 
 
-def edge_key(h: Hop) -> EdgeKey:
-    """One stored edge of a walk over all time (the same two fields may be tied by several, one after another)."""
-    e = h.edge
-    return h.from_urn, h.urn, e.get("relation"), e.get("source"), e.get("fact"), e.get("validFrom"), e.get("validTo")
-
-
 def drawn_over_time(start: str, depth: int, step: Callable[[list[str]], Sequence[Hop] | None], since: int = BEGIN
                     ) -> tuple[dict[str, list[Interval]], dict[EdgeKey, tuple[Hop, list[Interval]]], int | None]:
     """When each node (field, or dataset reached by a dataset-level edge) and each edge is drawn in the walk from
@@ -94,7 +88,7 @@ def drawn_over_time(start: str, depth: int, step: Callable[[list[str]], Sequence
             drawn = intersect(reach.get(h.from_urn, []), span_of(h.edge))
             if not drawn:
                 continue
-            k = edge_key(h)
+            k = h.key
             edges[k] = (h, union([*edges[k][1], *drawn]) if k in edges else union(drawn))
             grown.setdefault(h.urn, []).extend(drawn)
             if h.dataset_urn is not None:  # a dataset reached by a dataset-level edge leads no further

@@ -27,8 +27,6 @@ from .write import chunks
 
 DEFAULT_DEPTH_CAP = 50
 DEFAULT_TIME_BUDGET_S = 10.0
-#: what tells two edges between the same two fields apart
-_EDGE_KEY = ("relation", "source", "fact", "validFrom", "validTo")
 #: a field a walk reaches and the instant it walks on from it (None: now)
 Reached = tuple[str, int | None]
 #: a walk's one-hop statements: (direction, as of an instant) -> statement
@@ -157,7 +155,7 @@ class Walk:
                 # one instant: each edge is found once
                 hops.append(h)
             else:  # the same edge, reached again at another instant, is shown once
-                key = (h.from_urn, h.urn, *(h.edge.get(k) for k in _EDGE_KEY))
+                key = h.key
                 if key not in self.shown:
                     self.shown.add(key)
                     hops.append(h)
