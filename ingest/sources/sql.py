@@ -30,7 +30,7 @@ from fieldgraph.changes import Change, RenameChange, SqlChange
 from fieldgraph.errors import EventError
 from fieldgraph.ingest.times import epoch_ms
 from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
-from fieldgraph.sqllineage import SqlError, SqlRename, Statement, derive, parse_statements, rename_of
+from fieldgraph.sqllineage import SqlError, SqlRename, Statement, check, parse_statements, rename_of
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ
@@ -105,9 +105,10 @@ def rename_changes(r: SqlRename, names: TableNames, *, ts: int = 0, origin: str 
 
 def sql_change(st: Statement, names: TableNames, *, job: str | None = None, target: str | None = None,
                run: str | None = None, ts: int = 0, origin: str = "", query: str | None = None) -> SqlChange:
-    """One statement's change; ``target`` (a name or URN) for a SELECT. What can be checked without schemas is
-    checked here, so such an event is rejected when it is read (the rest waits for the graph's schemas)."""
-    derive(st, {}, target or None)
+    """One statement's change; ``target`` (a name or URN) for a SELECT. What no schema could let through is refused
+    here (:func:`~fieldgraph.sqllineage.check`), so such an event is rejected when it is read; the rest waits for the
+    graph's schemas."""
+    check(st, target or None)
     dataset = names.urn(st.target or target or "")
     tables = tuple((key, names.urn(key)) for key in st.tables)
     key = st.target or (target if target and not target.startswith("urn:") else "")
