@@ -47,7 +47,8 @@ def expected(case: dict[str, Any]) -> dict[str, tuple[tuple[str, ...], bool]]:
 def test_the_corpus_covers_what_the_issue_names() -> None:
     constructs = " ".join(c["construct"].lower() for c in CASES)
     for word in ("insert", "create table", "view", "merge", "cte", "subquery", "join", "union", "select *", "window",
-                 "case", "aggregate", "mask", "struct", "explode", "unnest"):
+                 "case", "aggregate", "mask", "struct", "explode", "unnest", "implicit unnest", "with offset",
+                 "hyphenated project"):
         assert word in constructs, word
     assert len(DERIVED) >= 60 and sum(bool(c.get("schemas_missing")) for c in CASES) >= 3
 
