@@ -7,6 +7,8 @@ from, given the columns of the tables it reads (the schemas the graph holds): ``
 unqualified names are resolved against them by sqlglot's ``qualify``; this module walks the scopes
 (CTEs, subqueries, unions, lateral views and unnests) down to the physical tables. A text is parsed once: a
 statement keeps sqlglot's tree, which the walk only reads (it qualifies a copy), and derives from it.
+:func:`check` is what a statement read before the schemas are at hand is refused for: what no schema could fix
+(a failure only the schemas may fix is a :class:`SchemasNeeded`).
 
 Every edge gets OpenLineage's vocabulary:
 

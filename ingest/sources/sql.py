@@ -17,7 +17,9 @@ other statements (DDL, SET, USE) are skipped. Table names become
 dataset URNs on ``platform`` (default: the dialect, else ``sql``), an unqualified name prefixed with
 ``database``. ``job`` names the job the edges are kept under (default: one per statement text, so
 re-running a statement refreshes its edges instead of adding a job); ``time`` (ms or ISO 8601, default 0)
-stamps them. A statement sqlglot cannot parse is rejected with its line, column and message.
+stamps them. A statement sqlglot cannot parse is rejected with its line, column and message; so is one that no
+schema could fix (:func:`~fieldgraph.sqllineage.check`), when the event is read. What only the tables' schemas can
+follow (an unqualified column beside a BigQuery ``UNNEST``, say) waits for them: the graph derives it.
 """
 
 from __future__ import annotations
