@@ -7,6 +7,8 @@ from, given the columns of the tables it reads (the schemas the graph holds): ``
 unqualified names are resolved against them by sqlglot's ``qualify``; this module walks the scopes
 (CTEs, subqueries, unions, lateral views and unnests) down to the physical tables. A text is parsed once: a
 statement keeps sqlglot's tree, which the walk only reads (it qualifies a copy), and derives from it.
+:func:`check` is what a statement read before the schemas are at hand is refused for: what no schema could fix
+(a failure only the schemas may fix is a :class:`SchemasNeeded`).
 
 Every edge gets OpenLineage's vocabulary:
 
@@ -42,6 +44,14 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from fieldgraph.errors import SqlError
+
+
+class SchemasNeeded(SqlError):
+    """:func:`derive` could not follow a statement that reads tables whose columns it was not given: sqlglot could
+    not resolve it (an unqualified column beside an ``UNNEST``, a scalar subquery or a lateral alias, which only the
+    tables' columns place), or a ``*`` left unexpanded makes its values and its column list differ. The schemas may
+    let it through, so :func:`check` lets it pass."""
+
 
 SOURCE_FORMAT = "sql"
 #: the confidence of an edge whose source column was placed by its name only (no schema listed it)
@@ -184,9 +194,10 @@ def _writes(tree: Any) -> tuple[str, Any, tuple[str | None, tuple[str, ...]]]:
 
 
 @contextmanager
-def _following(what: str) -> Iterator[None]:
+def _following(what: str, failed: type[SqlError] = SqlError) -> Iterator[None]:
     """sqlglot's scopes and optimizer fail in many ways on SQL it parsed: each failure inside is a
-    :class:`SqlError` naming the statement (``what``)."""
+    :class:`SqlError` naming the statement (``what``); one of sqlglot's is a ``failed`` (:class:`SchemasNeeded`
+    where tables it reads have no schema given)."""
     try:
         yield
     except SqlError as exc:
@@ -194,8 +205,8 @@ def _following(what: str) -> Iterator[None]:
     except RecursionError:
         raise SqlError(f"{what}: nested too deeply to follow") from None
     except Exception as exc:  # noqa: BLE001 - see above
-        raise SqlError(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
-                       ) from exc
+        raise failed(f"{what}: sqlglot cannot resolve it: {_tokens(str(exc).splitlines()[0] or type(exc).__name__)}"
+                     ) from exc
 
 
 def _what(kind: str, target: str | None) -> str:
@@ -494,17 +505,37 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
     tree = statement.parsed()
     name = _written(statement, target, tree)
     what = _what(statement.kind, name)
+    query = None if statement.kind == "merge" else _query_in(tree)
+    stars = _reads_star(tree)
+    if statement.columns and query is not None and not stars and len(query.selects) != len(statement.columns):
+        # counted before following it: no schema changes how many values a SELECT without * gives
+        raise SqlError(f"{what}: lists {len(statement.columns)} target columns for {len(query.selects)} values")
     known = {k.lower(): list(v) for k, v in schemas.items()}
     walk = _Walk(statement, known)
-    with _following(what):
-        outputs = walk.merge(tree, name) if statement.kind == "merge" else walk.query(_query_in(tree))
+    # a table it reads has no schema given: what sqlglot cannot follow, its columns may let it follow
+    read = (*statement.tables, name) if statement.kind == "merge" else statement.tables
+    failed = SchemasNeeded if any(t not in known for t in read) else SqlError
+    with _following(what, failed):
+        outputs = walk.merge(tree, name) if query is None else walk.query(query)
     unresolved = tuple(dict.fromkeys(walk.unresolved))
     if _places_unknown(statement, tree, walk.unresolved, known.get(name), name, set(unordered)):
         # the columns' places are not known (union branches map by place too): no column is matched to its value
         return SqlLineage(name, statement.columns, (), (*unresolved, "column positions"), statement.kind)
-    names = _target_columns(statement, outputs, known.get(name), what)
+    names = _target_columns(statement, outputs, known.get(name), what, failed if stars else SqlError)
     edges = _edges(statement, name, names, outputs, walk)
     return SqlLineage(name, tuple(dict.fromkeys(names)), tuple(_merged(edges)), unresolved, statement.kind)
+
+
+def check(statement: Statement, target: str | None = None) -> None:
+    """What :func:`derive` refuses whatever the schemas (:class:`SqlError`), for a statement read before the schemas
+    of its tables are at hand: one that writes no table (DDL, a SELECT without ``target``) or names another than
+    ``target``; a column list of another length than the values, none of them a ``*``; a statement nested too deeply
+    to follow; what sqlglot cannot follow though it reads no table (so no schema is missing). What only the tables'
+    columns can follow (:class:`SchemasNeeded`) passes: it is derived against them."""
+    try:
+        derive(statement, {}, target)
+    except SchemasNeeded:
+        pass
 
 
 def _written(statement: Statement, target: str | None, tree: exp.Expression) -> str:
@@ -550,15 +581,16 @@ def _reads_star(tree: exp.Expression) -> bool:
 
 
 def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], schema: Sequence[str] | None,
-                    what: str) -> list[str]:
+                    what: str, failed: type[SqlError] = SqlError) -> list[str]:
     """The target column of each output: the statement's column list, else (an INSERT) the target schema's
-    columns in order, else the outputs' names; names spelled as the target's schema spells them."""
+    columns in order, else the outputs' names; names spelled as the target's schema spells them. ``failed``: the
+    error of a column list of another length (:class:`SchemasNeeded` where a ``*`` may expand with schemas)."""
     names = [n for n, _ in outputs]
     top = [p for p in (schema or ()) if "." not in p]
     spelled = {p.lower(): p for p in top}
     if statement.columns:
         if len(statement.columns) != len(names):
-            raise SqlError(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
+            raise failed(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
         return [spelled.get(c.lower(), c) for c in statement.columns]
     if _onto_schema(statement, top):
         if len(top) < len(names):
@@ -980,9 +1012,11 @@ class _Walk:
                 source = next((v for v in source.sources.values()
                                if isinstance(v, Scope) and isinstance(v.expression, exp.Query)), source)
             elif isinstance(expr, (exp.Unnest, exp.Lateral)):
-                self._element(expr, name, path, source, found_in, ctx, into)
-                return
-            if self._through(source, name, path, ctx.role(), into):
+                if not _within(col, expr):
+                    self._element(expr, name, path, source, found_in, ctx, into)
+                    return
+                source = None  # a name in the array it unnests (which no schema placed) is not its element
+            if source is not None and self._through(source, name, path, ctx.role(), into):
                 return
         if not quiet:
             self.unresolved.append(".".join([*([col.table] if col.table and source is not None else []),
@@ -1056,6 +1090,14 @@ def _source(col: exp.Column, scope: Scope) -> tuple[Any, Scope]:
     return None, scope
 
 
+def _within(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    """Whether ``node`` is inside ``ancestor``."""
+    parent = node.parent
+    while parent is not None and parent is not ancestor:
+        parent = parent.parent
+    return parent is not None
+
+
 def _is_unnest_alias(expr: exp.Expression, name: str) -> bool:
     alias = expr.args.get("alias")
     return isinstance(alias, exp.TableAlias) and alias.name.lower() == name.lower()
@@ -1118,5 +1160,5 @@ def _quote(name: str) -> str:
     return name if name.isidentifier() else '"' + name.replace('"', '""') + '"'
 
 
-__all__ = ["BY_NAME_CONFIDENCE", "SOURCE_FORMAT", "SqlEdge", "SqlError", "SqlLineage", "SqlRename", "Statement",
-           "derive", "dialect_of", "match_tables", "parse_statements", "rename_of", "table_key"]
+__all__ = ["BY_NAME_CONFIDENCE", "SOURCE_FORMAT", "SchemasNeeded", "SqlEdge", "SqlError", "SqlLineage", "SqlRename",
+           "Statement", "check", "derive", "dialect_of", "match_tables", "parse_statements", "rename_of", "table_key"]

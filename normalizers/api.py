@@ -10,9 +10,8 @@ from fieldgraph.bulk import gc_paused
 
 from .errors import SchemaNormalizationError, require
 from .fields import SchemaField
-from .model import Record, Type
-from .struct import ROOT_NAME as TABLE_ROOT
-from .struct import column_fields
+from .model import Type
+from .struct import column_fields, is_table
 from .visitor import walk
 
 #: format name -> converter from the user's schema to the type model.
@@ -104,7 +103,7 @@ def fields_of(model: Type, *, key: bool = False, name: str | None = None) -> lis
     """The fields of a type model, as :func:`normalize` gives them (every caller that lists a model's fields
     goes through here, so a table's columns are laid out the same way everywhere)."""
     try:
-        if isinstance(model, Record) and model.name == TABLE_ROOT:
+        if is_table(model):
             # A table of columns (Arrow, Parquet, Spark): DataHub lays these out column by column.
             return column_fields(model, key=key)
         return walk(model, key=key)

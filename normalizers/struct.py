@@ -25,25 +25,37 @@ binary is ``bytes`` (Hive: ``string``), timestamps are ``long`` (Hive: ``int``),
 the Hive parser does not know (intervals, ``timestamp_ntz``, unsigned ints...) get a real
 type instead of ``null``.
 
-Top-level layout: :func:`fieldgraph.normalizers.normalize` walks the whole schema as one
-anonymous struct, so a top-level primitive column is ``[version=2.0].[type=struct].[type=int].a``.
-DataHub's sources convert column by column instead, and a primitive column there has no
-root token (``[version=2.0].[type=int].a``); complex columns are the same both ways.
-:func:`column_fields` gives DataHub's column-by-column layout, byte for byte.
+Top-level layout: walked whole (:func:`~.visitor.walk`), the root is one anonymous struct, so a
+top-level primitive column is ``[version=2.0].[type=struct].[type=int].a``. DataHub's sources
+convert column by column instead, and a primitive column there has no root token
+(``[version=2.0].[type=int].a``); complex columns are the same both ways.
+:func:`column_fields` gives DataHub's column-by-column layout, byte for byte, and
+:func:`fieldgraph.normalizers.normalize` uses it for the roots these builders make (:func:`is_table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from .errors import SchemaNormalizationError
 from .fields import SchemaField
-from .model import Array, Field, Fixed, Map, Primitive, Record, Type, Union, deref, frozen_props
+from .model import NO_HINTS, Array, Field, Fixed, Map, Primitive, Record, Type, Union, WalkHints, deref, frozen_props
 from .visitor import walk
 
 ROOT_NAME = "__struct_"
+#: The hints of a table's root (Arrow, Parquet, Spark), which mark it as a table of columns (see :func:`is_table`).
+#: Its token renders the root as its name does (``[type=struct]``), so walked as a record it is the same.
+TABLE_HINTS = WalkHints(token="struct")
+
+
+def is_table(model: Type) -> TypeGuard[Record]:
+    """Whether ``model`` is a table of columns, laid out by :func:`column_fields`: a root the builders made.
+
+    Its name does not say it: an Avro record may be named ``__struct_`` too (DataHub's Hive bridge writes such
+    schemas), and DataHub walks that one as the record it is (``[type=struct]`` before every field)."""
+    return type(model) is Record and model.name == ROOT_NAME and model.hints == TABLE_HINTS
 
 
 class StructBuilder:
@@ -88,7 +100,7 @@ class StructBuilder:
         props: dict[str, Any] = {"native_data_type": native}
         if nullable:
             props["_nullable"] = True
-        return Record(name, fields, None, frozen_props(props))
+        return Record(name, fields, None, frozen_props(props), TABLE_HINTS if root else NO_HINTS)
 
     @staticmethod
     def array(items: Type, native: str, nullable: bool) -> Array:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fieldgraph.normalizers import normalize
+from fieldgraph.normalizers import normalize, to_model
 
 from .golden import cases, check
 
@@ -115,3 +115,36 @@ def test_normalize_text_remembers_a_schema_by_its_text_and_not_a_failure():
     for _ in range(2):
         with pytest.raises(SchemaNormalizationError, match="unknown type 'strin'"):
             normalize_text(bad)
+
+
+# DataHub's test_schema_util.py, test_avro_schema_to_mce_fields_events_with_nullable_fields: one field, nullable
+# (a field named `my.field` is `field`: its token is the part after the last dot).
+@pytest.mark.parametrize(("case", "path"), [
+    ("nullable_union_null_first", "[version=2.0].[type=TestRecord].[type=string].field"),
+    ("nullable_union_null_last", "[version=2.0].[type=TestRecord].[type=string].field"),
+    ("nullable_null_type", "[version=2.0].[type=TestRecord].[type=null].field"),
+    # The root record DataHub's Hive bridge writes: `__struct_` renders as [type=struct], as any record's name.
+    ("nullable_fixed_struct_root", "[version=2.0].[type=struct].[type=fixed].value"),
+])
+def test_datahub_nullable_field_cases(case, path):
+    from .golden import GOLDEN
+
+    fields = normalize((GOLDEN / "avro" / f"{case}.avsc").read_text())
+    assert [(f.fieldPath, f.nullable) for f in fields] == [(path, True)]
+
+
+def test_an_avro_record_named_struct_is_a_record_and_a_table_is_laid_out_by_columns():
+    """Only the root a table's converter makes is laid out column by column (a primitive column without a root
+    token); an Avro record called like it is walked as a record."""
+    import json
+
+    from fieldgraph.normalizers.struct import is_table
+
+    from .golden import GOLDEN
+
+    avro = (GOLDEN / "avro" / "nullable_fixed_struct_root.avsc").read_text()
+    assert not is_table(to_model(avro))
+    spark = {"type": "struct", "fields": [{"name": "value", "type": "integer", "nullable": True, "metadata": {}}]}
+    assert is_table(to_model(json.dumps(spark), "spark"))
+    assert [f.fieldPath for f in normalize(json.dumps(spark), "spark")] == ["[version=2.0].[type=int].value"]
+    assert [f.fieldPath for f in normalize(avro, key=True)] == ["[version=2.0].[key=True].[type=struct].[type=fixed].value"]

@@ -19,7 +19,7 @@ from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
 from fieldgraph.ingest.emitter import change_event
 from fieldgraph.ingest.sources import decode_event
-from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, derive, parse_statements
+from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, SchemasNeeded, derive, parse_statements
 
 from .conftest import WITH_MEMORY, ds, ingest, mcp, schema_event
 
@@ -604,3 +604,126 @@ def test_sql_events_through_the_kafka_worker(broker, graph) -> None:
     headers = {k: v.decode() for k, v in dead.headers()}
     assert "sql: line 1, column" in headers["fieldgraph.reason"]
     assert ("total", "amount") in edges_of(graph, TOTALS)
+
+
+# --- read before the schemas: what waits for them (BigQuery's UNNEST) --------------------------------------------
+
+BQ_EVENTS = ds("my-project.analytics.events", "bigquery")
+BQ_TAGS = ds("my-project.mart.event_tags", "bigquery")
+#: an implicit UNNEST join: `tags` is a column of the events table, which only its schema says
+BQ_TAGS_SQL = ("INSERT INTO `my-project.mart.event_tags` SELECT event_id, tag, pos "
+               "FROM `my-project.analytics.events`, UNNEST(tags) AS tag WITH OFFSET AS pos WHERE tag != ''")
+BQ_AVRO = {"type": "record", "name": "events", "fields": [
+    {"name": "event_id", "type": "string"}, {"name": "user_id", "type": "long"},
+    {"name": "tags", "type": {"type": "array", "items": "string"}},
+    {"name": "items", "type": {"type": "array", "items": {"type": "record", "name": "Item", "fields": [
+        {"name": "sku", "type": "string"}, {"name": "qty", "type": "int"}]}}}]}
+#: (target column, source column) -> (kind, subtype) of BQ_TAGS_SQL's edges
+BQ_TAGS_EDGES = {("event_id", "event_id"): ("DIRECT", "IDENTITY"), ("event_id", "tags"): ("INDIRECT", "FILTER"),
+                 ("tag", "tags"): ("DIRECT", "IDENTITY"), ("pos", "tags"): ("DIRECT", "TRANSFORMATION")}
+
+
+def bq_schema(ts: int = 1) -> dict:
+    """The events table's schema event: its v2 paths, as normalized from its Avro schema."""
+    from fieldgraph.normalizers import normalize
+
+    return schema_event(BQ_EVENTS, [f.fieldPath for f in normalize(json.dumps(BQ_AVRO))], ts)
+
+
+def bq_event(sql: str = BQ_TAGS_SQL, **kw: object) -> dict:
+    return {"sql": sql, "dialect": "bigquery", "time": 1000, **kw}
+
+
+def kinds_of(graph, dataset: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(downstream column, upstream column) -> (kind, subtype) of the SQL edges into ``dataset`` (v1 paths)."""
+    from fieldgraph.normalizers import v1_path
+
+    return {(d, v1_path(u)): (e["kind"], e["subtype"]) for (d, u), e in edges_of(graph, dataset).items()}
+
+
+@pytest.mark.parametrize("event, message", [
+    ({"sql": "SELECT event_id, tag FROM `my-project.analytics.events`, UNNEST(tags) AS tag", "dialect": "bigquery"},
+     "a SELECT writes no table: give the target"),
+    ({"sql": "INSERT INTO t (a, b, c) SELECT event_id, tag FROM e, UNNEST(tags) AS tag", "dialect": "bigquery"},
+     "lists 3 target columns for 2 values"),  # counted before the UNNEST is followed
+    ({"sql": "INSERT INTO t SELECT a FROM s WHERE " + " OR ".join(f"a = {i}" for i in range(3000))},
+     "nested too deeply"),
+    ({"sql": "ALTER TABLE t ADD COLUMN x INT64; DROP TABLE u", "dialect": "bigquery"}, "no statement writes a table"),
+    ({"sql": "INSERT INTO t SELECT tag FROM e, UNNEST(tags AS tag", "dialect": "bigquery"}, "line 1, column"),
+])
+def test_what_no_schema_could_fix_is_refused_when_read(event: dict, message: str) -> None:
+    with pytest.raises(EventError, match=message):
+        decode_event(event)
+
+
+@pytest.mark.parametrize("sql, schemas, edges", [
+    # an implicit UNNEST join, WITH OFFSET (hyphenated project, backquoted)
+    (BQ_TAGS_SQL, {"my-project.analytics.events": ["event_id", "tags"]},
+     {"event_id <- my-project.analytics.events.event_id", "event_id <- my-project.analytics.events.tags",
+      "tag <- my-project.analytics.events.tags", "pos <- my-project.analytics.events.tags"}),
+    # a scalar subquery's unqualified column
+    ("INSERT INTO r SELECT o.id, (SELECT MAX(rate) FROM fx) AS top FROM o", {"o": ["id"], "fx": ["rate"]},
+     {"id <- o.id", "top <- fx.rate"}),
+    # a struct's * that only its schema expands, against a column list
+    ("INSERT INTO r (a, b) SELECT e.payload.* FROM events AS e", {"events": ["payload", "payload.x", "payload.y"]},
+     {"a <- events.payload.x", "b <- events.payload.y"}),
+])
+def test_what_only_the_schemas_can_follow_is_read_then_resolved(sql: str, schemas: dict, edges: set) -> None:
+    (c,) = decode_event(bq_event(sql))
+    assert isinstance(c, SqlChange)
+    with pytest.raises(SchemasNeeded):  # which the graph refuses if it has no schema for the tables either
+        derive(c.parsed, {}, None)
+    assert {e.key for e in derive(c.parsed, schemas).edges} == edges
+
+
+@WITH_MEMORY
+def test_bigquery_unnest_resolves_against_the_graph_schemas(graph) -> None:
+    """A SQL event that only the schemas can follow is written once the graph has them; without them, it is refused
+    when the graph derives it (and the rest of the batch is written)."""
+    report = ingest(graph, bq_schema(), bq_event(job="tags"))
+    assert report.refused == []
+    assert kinds_of(graph, BQ_TAGS) == BQ_TAGS_EDGES
+    assert {f["fieldPath"] for f in encode(graph.fields(BQ_TAGS))} == {"event_id", "tag", "pos"}
+    # the same statement over a table the graph has no schema of
+    other = BQ_TAGS_SQL.replace("analytics.events", "analytics.unknown").replace("event_tags", "other_tags")
+    report = ingest(graph, bq_event(other), bq_event("INSERT INTO `my-project.mart.ids` SELECT e.event_id "
+                                                     "FROM `my-project.analytics.events` AS e"))
+    ((_, reason),) = report.refused
+    assert "Cannot resolve 'tags' due to missing source schemas" in reason
+    assert kinds_of(graph, ds("my-project.mart.ids", "bigquery")) == {("event_id", "event_id"): ("DIRECT", "IDENTITY")}
+
+
+def test_fieldgraph_sql_and_sql_events_resolve_bigquery_unnest_against_the_graph(cli, graph, tmp_path) -> None:
+    """Through the command line: ``fieldgraph sql`` against a graph that has the schemas, and the same statement as a
+    SQL event of ``fieldgraph ingest``; without the schema, ``fieldgraph sql`` says what it could not resolve."""
+    from fieldgraph.normalizers import FieldUrn
+
+    path = tmp_path / "tags.sql"
+    path.write_text(BQ_TAGS_SQL + ";\n")
+    res = cli("sql", str(path), "--dialect", "bigquery", code=EXIT_BAD_INPUT)  # no schema yet: nothing placed
+    assert "Cannot resolve 'tags' due to missing source schemas" in res.stderr
+    ingest(graph, bq_schema())
+    (st,) = json.loads(cli("sql", str(path), "--dialect", "bigquery", "--job", "tags", "--json").stdout)["statements"]
+    assert st["target"] == BQ_TAGS and st["unresolved"] == []
+    assert {(e["column"], FieldUrn.parse(e["from"]).field_path): (e["kind"], e["subtype"])
+            for e in st["edges"]} == BQ_TAGS_EDGES
+    assert kinds_of(graph, BQ_TAGS) == BQ_TAGS_EDGES
+    # a SQL event of a file: the WITH OFFSET statement into another table, a hyphenated project unquoted
+    events = tmp_path / "events.jsonl"
+    flat = BQ_TAGS_SQL.replace("`", "").replace("event_tags", "tags_flat")
+    events.write_text(json.dumps(bq_event(flat, job="flat")) + "\n")
+    assert json.loads(cli("ingest", str(events), "--json").stdout)["rejected"] == 0
+    assert kinds_of(graph, ds("my-project.mart.tags_flat", "bigquery")) == BQ_TAGS_EDGES
+
+
+@WITH_MEMORY
+def test_bigquery_unnest_through_the_events_endpoint(graph, tmp_path) -> None:
+    from fieldgraph.ingest.config import ServeConfig
+
+    from .test_service import AUTH, TOKEN, served
+
+    config = ServeConfig(token=TOKEN, rate_limit=0, rejects=tmp_path / "rejects.jsonl", max_body_bytes=256 * 1024)
+    with served(graph, config) as service:
+        r = service.http.post("/api/v1/events", json=[bq_schema(), bq_event(job="tags")], headers=AUTH)
+        assert r.status_code == 200 and r.json()["written"] == 2, r.text
+    assert kinds_of(graph, BQ_TAGS) == BQ_TAGS_EDGES

@@ -17,7 +17,9 @@ other statements (DDL, SET, USE) are skipped. Table names become
 dataset URNs on ``platform`` (default: the dialect, else ``sql``), an unqualified name prefixed with
 ``database``. ``job`` names the job the edges are kept under (default: one per statement text, so
 re-running a statement refreshes its edges instead of adding a job); ``time`` (ms or ISO 8601, default 0)
-stamps them. A statement sqlglot cannot parse is rejected with its line, column and message.
+stamps them. A statement sqlglot cannot parse is rejected with its line, column and message; so is one that no
+schema could fix (:func:`~fieldgraph.sqllineage.check`), when the event is read. What only the tables' schemas can
+follow (an unqualified column beside a BigQuery ``UNNEST``, say) waits for them: the graph derives it.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from fieldgraph.changes import Change, RenameChange, SqlChange
 from fieldgraph.errors import EventError
 from fieldgraph.ingest.times import epoch_ms
 from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
-from fieldgraph.sqllineage import SqlError, SqlRename, Statement, derive, parse_statements, rename_of
+from fieldgraph.sqllineage import SqlError, SqlRename, Statement, check, parse_statements, rename_of
 
 SQL_KEYS = frozenset({"sql", "dialect", "platform", "database", "env", "target", "job", "run", "time"})
 #: sqlglot dialect -> DataHub platform, where the names differ
@@ -105,9 +107,10 @@ def rename_changes(r: SqlRename, names: TableNames, *, ts: int = 0, origin: str 
 
 def sql_change(st: Statement, names: TableNames, *, job: str | None = None, target: str | None = None,
                run: str | None = None, ts: int = 0, origin: str = "", query: str | None = None) -> SqlChange:
-    """One statement's change; ``target`` (a name or URN) for a SELECT. What can be checked without schemas is
-    checked here, so such an event is rejected when it is read (the rest waits for the graph's schemas)."""
-    derive(st, {}, target or None)
+    """One statement's change; ``target`` (a name or URN) for a SELECT. What no schema could let through is refused
+    here (:func:`~fieldgraph.sqllineage.check`), so such an event is rejected when it is read; the rest waits for the
+    graph's schemas."""
+    check(st, target or None)
     dataset = names.urn(st.target or target or "")
     tables = tuple((key, names.urn(key)) for key in st.tables)
     key = st.target or (target if target and not target.startswith("urn:") else "")
