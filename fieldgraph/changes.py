@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_never
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_never, get_args
 
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
@@ -64,6 +64,34 @@ DIRECT: Literal["DIRECT"] = "DIRECT"
 INDIRECT: Literal["INDIRECT"] = "INDIRECT"
 EdgeKind: TypeAlias = Literal["DIRECT", "INDIRECT"]
 
+#: an edge's ``subtype``, OpenLineage's words: DIRECT ones (IDENTITY: the value unchanged; TRANSFORMATION; AGGREGATION),
+#: then INDIRECT ones. Every source writes one of these, except an OpenLineage producer's subtype outside the list,
+#: which passes through as sent (upper-cased)
+Subtype: TypeAlias = Literal["IDENTITY", "TRANSFORMATION", "AGGREGATION", "FILTER", "JOIN", "GROUP_BY", "SORT",
+                             "WINDOW", "CONDITIONAL"]
+SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
+#: the ``transformation`` words fieldgraph writes itself: ``Identity`` (the value unchanged), ``BlackBox`` (a
+#: transformation the source did not say), else the subtype's (:data:`TRANSFORMATION_OF`). A source's own operation
+#: name is written as it was sent instead: DataHub's ``transformOperation`` (``SUM``), the RFC's
+#: ``transformationFunction`` (its default ``com.linkedin.finegrainedmetadata.transformation.BlackBox``), CDAP's
+#: transform names (``concat``), an OpenLineage subtype outside :data:`SUBTYPES`, and the one drawn by hand
+#: (``fieldgraph edge add --transformation``)
+Transformation: TypeAlias = Literal["Identity", "BlackBox", "Transformation", "Aggregation", "Filter", "Join",
+                                    "GroupBy", "Sort", "Window", "Conditional"]
+TRANSFORMATIONS: tuple[Transformation, ...] = get_args(Transformation)
+IDENTITY_TRANSFORMATION: Literal["Identity"] = "Identity"
+BLACK_BOX: Literal["BlackBox"] = "BlackBox"
+#: what a walk's hop across a rename (a ``RenamedFrom`` edge, not a ``DataDerivedFrom`` one) shows as its transformation
+RENAME_TRANSFORMATION: Literal["Rename"] = "Rename"
+#: the transformation word of each subtype
+TRANSFORMATION_OF: Mapping[Subtype, Transformation] = {
+    "IDENTITY": IDENTITY_TRANSFORMATION, "TRANSFORMATION": "Transformation", "AGGREGATION": "Aggregation",
+    "FILTER": "Filter", "JOIN": "Join", "GROUP_BY": "GroupBy", "SORT": "Sort", "WINDOW": "Window",
+    "CONDITIONAL": "Conditional"}
+#: words older fieldgraphs wrote (a subtype title-cased), read as today's (:func:`read_transformation`)
+OLD_TRANSFORMATIONS: Mapping[str, Transformation] = {"Blackbox": BLACK_BOX, "Group_By": "GroupBy"}
+_WORDS: dict[str, str] = {subtype: word for subtype, word in TRANSFORMATION_OF.items()}
+
 _AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "AGGREGATE", "AGGREGATION",
                            "COUNT_DISTINCT", "MEDIAN", "STDDEV"})
 _MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
@@ -77,11 +105,11 @@ _MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", 
 class EdgeProps:
     """The properties every ``DataDerivedFrom`` edge carries, whatever its source.
 
-    ``transformation``: Identity, BlackBox or the source's own operation; ``kind``: DIRECT (the value
-    flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
-    ``subtype``: IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...; ``masking``: the value is
-    masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that made it;
-    ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
+    ``transformation``: a word of :data:`Transformation` or the source's own operation; ``kind``: DIRECT (the
+    value flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
+    ``subtype``: a word of :data:`Subtype` (IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...); ``masking``:
+    the value is masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that
+    made it; ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
     :class:`RunOperations`); ``transformations``: every
     ``KIND/SUBTYPE`` seen (OpenLineage lists several). DataHub's aspects also say where in the aspect the
     edge was declared (``upstream_type``, ``downstream_type``, ``index``) and, where the aspect says it (the RFC's
@@ -124,7 +152,21 @@ class EdgeProps:
         return {k: v for k, v in props.items() if v is not None}
 
 
-def operation_subtype(operation: str | None) -> tuple[str, bool]:
+def transformation_of(subtype: str | None) -> str:
+    """The ``transformation`` fieldgraph writes for an edge of ``subtype`` (None: :data:`BLACK_BOX`): its word in
+    :data:`TRANSFORMATION_OF`, else the subtype as sent."""
+    if subtype is None:
+        return BLACK_BOX
+    return _WORDS.get(subtype, subtype)
+
+
+def read_transformation(word: Any) -> Any:
+    """A stored ``transformation`` as today's vocabulary spells it (an older fieldgraph's ``Blackbox`` is
+    ``BlackBox``); anything else as stored."""
+    return OLD_TRANSFORMATIONS.get(word, word) if isinstance(word, str) else word
+
+
+def operation_subtype(operation: str | None) -> tuple[Subtype, bool]:
     """(subtype, masking) of an operation name (DataHub ``transformOperation``, RFC ``transformationFunction``)."""
     op = (operation or "").rsplit(".", 1)[-1].upper()
     if op in ("IDENTITY", "COPY"):
@@ -462,11 +504,14 @@ def references(change: Change) -> list[str]:
 
 
 __all__ = [
-    "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE",
+    "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "BLACK_BOX", "Change", "DATASET_UPSTREAM_LINEAGE",
     "DATA_JOB_INPUT_OUTPUT", "DIRECT", "DataJobChange", "DatasetDelete", "EDITABLE_SCHEMA_METADATA", "EdgeKind",
-    "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
+    "EdgeProps", "EditableSchemaChange", "FieldEdge", "IDENTITY_TRANSFORMATION", "INDIRECT", "JOB_LINEAGE",
+    "JobLineageChange",
     "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RenameChange",
-    "MANUAL", "ManualEdgeChange",
-    "RunOperations", "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
-    "carries_metadata", "operation_subtype", "references", "subject", "where",
+    "MANUAL", "ManualEdgeChange", "OLD_TRANSFORMATIONS", "RENAME_TRANSFORMATION",
+    "RunOperations", "SCHEMA_METADATA", "SUBTYPES", "SchemaChange", "SqlChange", "Subtype", "TRANSFORMATIONS",
+    "TRANSFORMATION_OF", "Transformation", "UNSTAMPED", "UPSTREAM_LINEAGE",
+    "carries_metadata", "operation_subtype", "read_transformation", "references", "subject", "transformation_of",
+    "where",
 ]

@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from fieldgraph.changes import (
-    DIRECT,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
@@ -45,6 +44,7 @@ from fieldgraph.changes import (
     RenameChange,
     SchemaChange,
     SqlChange,
+    transformation_of,
     where,
 )
 from fieldgraph.errors import EventError
@@ -208,9 +208,8 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     query = c.query if c.query is not None else c.statement
     edges = []
     for e in lineage.edges:
-        identity = e.subtype == "IDENTITY" and e.kind == DIRECT and not e.masking
         props = EdgeProps(
-            SOURCE_FORMAT, transformation="Identity" if identity else e.subtype.title(), kind=e.kind,
+            SOURCE_FORMAT, transformation=transformation_of(e.subtype), kind=e.kind,
             subtype=e.subtype, masking=e.masking, confidence=BY_NAME_CONFIDENCE if e.by_name else 1.0, query=query,
             program=c.job, run=c.run, run_time=c.ts, transformations=e.transformations)
         edges.append(FieldEdge(make_field_urn(c.dataset, e.column), make_field_urn(urns[e.table], e.path), props))

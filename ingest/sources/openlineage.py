@@ -34,7 +34,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange, SqlChange
+from fieldgraph.changes import (
+    Change,
+    EdgeProps,
+    FieldEdge,
+    JobLineageChange,
+    SchemaChange,
+    SqlChange,
+    transformation_of,
+)
 from fieldgraph.errors import EventError
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 from fieldgraph.ingest.times import epoch_ms
@@ -168,9 +176,8 @@ def _edge_props(ts: list[dict[str, Any]], job: str, run: str | None, time: int, 
     main = (direct or ts)[0]
     masking = all(t["masking"] for t in direct) if direct else any(t["masking"] for t in ts)
     subtype = main["subtype"]
-    transformation = "Identity" if subtype == "IDENTITY" and not masking else (subtype or "BlackBox").title()
     return EdgeProps(
-        SOURCE_FORMAT, transformation=transformation, kind=main["type"], subtype=subtype,
+        SOURCE_FORMAT, transformation=transformation_of(subtype), kind=main["type"], subtype=subtype,
         masking=masking, program=job, run=run, run_time=time, query=query,
         description="; ".join(t["description"] for t in ts if t["description"]) or None,
         transformations=tuple(sorted({f"{t['type']}/{t['subtype'] or ''}".rstrip("/") for t in ts})))
