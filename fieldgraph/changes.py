@@ -65,8 +65,8 @@ INDIRECT: Literal["INDIRECT"] = "INDIRECT"
 EdgeKind: TypeAlias = Literal["DIRECT", "INDIRECT"]
 
 #: an edge's ``subtype``, OpenLineage's words: DIRECT ones (IDENTITY: the value unchanged; TRANSFORMATION; AGGREGATION),
-#: then INDIRECT ones. Every source writes one of these, except an OpenLineage producer's subtype outside the list,
-#: which passes through as sent (upper-cased)
+#: then INDIRECT ones. Every source writes one of these, except an OpenLineage producer's: one outside the list passes
+#: through as sent (upper-cased), and none given is none stored (the transformation is then ``BlackBox``)
 Subtype: TypeAlias = Literal["IDENTITY", "TRANSFORMATION", "AGGREGATION", "FILTER", "JOIN", "GROUP_BY", "SORT",
                              "WINDOW", "CONDITIONAL"]
 SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
