@@ -289,7 +289,13 @@ class SqlChange:
     ``strict``: a statement that cannot be derived refuses the change (else it is logged and left out: the
     lineage of a DataHub query joined to an aspect that was sent without it); ``parsed``: ``statement`` as its
     source split it (:func:`fieldgraph.sqllineage.parse_statements`), so that the graph does not parse it again
-    (``None``: the graph parses ``statement``)."""
+    (``None``: the graph parses ``statement``).
+
+    ``sent``: the lineage the producer sent for ``dataset`` (OpenLineage column lineage, when its types are filled
+    from the job's SQL), of which ``untyped`` are the (downstream, upstream) pairs the producer gave no
+    transformation: the graph writes ``sent`` with each untyped edge taking the kind, subtype and masking the
+    statement gives its pair, and the statement's edges ``sent`` lacks (INDIRECT ones: joins, filters, ...) added;
+    the producer's typed edges as sent. A statement that cannot be derived writes ``sent`` as it is."""
 
     dataset: str
     job: str
@@ -303,6 +309,8 @@ class SqlChange:
     origin: str = ""
     strict: bool = True
     parsed: Statement | None = field(default=None, compare=False, repr=False)
+    sent: JobLineageChange | None = None
+    untyped: tuple[tuple[str, str], ...] = ()
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
@@ -490,8 +498,8 @@ def references(change: Change) -> list[str]:
                 [e.downstream for e in (*edges, *dataset_edges)] + list(fields) + list(outputs)
         case JobLineageChange(edges=edges, reads=reads, dropped=dropped):
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
-        case SqlChange(tables=tables):
-            return [urn for _, urn in tables]
+        case SqlChange(tables=tables, sent=sent):
+            return [urn for _, urn in tables] + (references(sent) if sent is not None else [])
         case ManualEdgeChange(edge=edge):
             return [edge.upstream]
         case RenameChange(renames=renames, from_dataset=from_dataset):
