@@ -294,8 +294,9 @@ class SqlChange:
     ``sent``: the lineage the producer sent for ``dataset`` (OpenLineage column lineage, when its types are filled
     from the job's SQL), of which ``untyped`` are the (downstream, upstream) pairs the producer gave no
     transformation: the graph writes ``sent`` with each untyped edge taking the kind, subtype and masking the
-    statement gives its pair, and the statement's edges ``sent`` lacks (INDIRECT ones: joins, filters, ...) added;
-    the producer's typed edges as sent. A statement that cannot be derived writes ``sent`` as it is."""
+    statement gives its pair, and the statement's INDIRECT edges ``sent`` lacks (joins, filters, ...) added; the
+    producer's typed edges, and its DIRECT lineage, as sent. A statement that cannot be derived writes ``sent`` as it
+    is."""
 
     dataset: str
     job: str

@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from fieldgraph.changes import (
+    INDIRECT,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
@@ -366,8 +367,9 @@ class _QueryChanges:
 def filled(sent: JobLineageChange, untyped: Iterable[tuple[str, str]], derived: JobLineageChange) -> JobLineageChange:
     """The lineage a producer ``sent`` with the types of its ``untyped`` edges (their (downstream, upstream)) taken
     from the statement's lineage (``derived``): kind, subtype, transformation, masking and every role; the
-    statement's edges ``sent`` lacks added as derived; typed edges, and untyped ones the statement does not tie, as
-    sent. Pairs match whatever the case (SQL names are case-insensitive)."""
+    statement's INDIRECT edges ``sent`` lacks (joins, filters, groupings: column lineage without types has no room
+    for them) added as derived; typed edges, and untyped ones the statement does not tie, as sent. The DIRECT
+    lineage stays the producer's. Pairs match whatever the case (SQL names are case-insensitive)."""
     def key(down: str, up: str) -> tuple[str, str]:
         return down.lower(), up.lower()
 
@@ -384,4 +386,5 @@ def filled(sent: JobLineageChange, untyped: Iterable[tuple[str, str]], derived: 
         edges.append(e)
     sent_fields = {f.lower() for f in sent.fields}
     fields = (*sent.fields, *(f for f in derived.fields if f.lower() not in sent_fields))
-    return replace(sent, edges=(*edges, *derived_by.values()), fields=fields)
+    added = tuple(e for e in derived_by.values() if e.props.kind == INDIRECT)
+    return replace(sent, edges=(*edges, *added), fields=fields)
