@@ -22,6 +22,17 @@ Lineage the producer sent is never overridden. A statement sqlglot cannot parse 
 column and reason, and the event's other facets are written all the same (the facet is a hint, not the
 event's substance).
 
+Column lineage sent without types (no ``transformations``, nor 1-0's ``transformationType``: ``dbt-ol`` sends
+``transformations: []``) is DIRECT, subtype none, transformation ``BlackBox``. With
+:attr:`PlatformMapping.types_from_sql` (``--types-from-sql``), an output whose column lineage has such edges and
+whose job has a ``sql`` facet with the one statement that writes it is sent as a :class:`SqlChange` carrying that
+lineage (``sent``, ``untyped``): the graph fills each untyped edge's kind, subtype and masking from the statement's
+lineage and adds the statement's INDIRECT edges (joins, filters, groupings, conditions); typed edges and the DIRECT
+lineage stay as sent, and SQL that cannot be derived leaves the lineage as sent.
+
+Edge words (``transformation``, ``kind``, ``subtype``) are those of :mod:`fieldgraph.changes`' vocabulary
+(:func:`~fieldgraph.changes.transformation_of`).
+
 Lineage from FAIL and ABORT events is ignored (their schemas are read). ``namespace``/``name`` map
 to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
 """
