@@ -27,7 +27,7 @@ from openlineage.client.serde import Serde
 from fieldgraph.changes import JobLineageChange, SqlChange
 from fieldgraph.graph import LineageGraph, MemoryStore
 from fieldgraph.graph.plan import field_urn
-from fieldgraph.ingest.config import WorkerConfig, platforms_from_env
+from fieldgraph.ingest.config import WorkerConfig, load_config, platforms_from_env
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING
 from fieldgraph.ingest.sources import decode_event
 
@@ -129,9 +129,17 @@ def test_sql_that_cannot_be_derived_leaves_the_lineage_as_sent(caplog: pytest.Lo
     assert "no lineage derived from job.facets.sql.query" in caplog.text
 
 
-def test_the_worker_reads_the_option_from_its_settings() -> None:
+def test_the_worker_reads_the_option_from_its_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's setting ``openlineage_types_from_sql`` (config file, ``FIELDGRAPH_OPENLINEAGE_TYPES_FROM_SQL``,
+    ``--types-from-sql``), read once where it starts, into the mapping its decoders use."""
     assert WorkerConfig(openlineage_types_from_sql=True).platforms().types_from_sql
     assert not WorkerConfig().platforms().types_from_sql and not platforms_from_env({}).types_from_sql
+    config = tmp_path / "worker.toml"
+    config.write_text("openlineage_types_from_sql = true\n")
+    assert load_config(config, flags={}).platforms().types_from_sql
+    assert not load_config(config, flags={"openlineage_types_from_sql": False}).platforms().types_from_sql
+    monkeypatch.setenv("FIELDGRAPH_OPENLINEAGE_TYPES_FROM_SQL", "true")
+    assert load_config(None, flags={}).platforms().types_from_sql
 
 
 # ---- a real dbt project on DuckDB, sending to fieldgraph serve ----
