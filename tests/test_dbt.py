@@ -27,6 +27,7 @@ from openlineage.client.serde import Serde
 from fieldgraph.changes import JobLineageChange, SqlChange
 from fieldgraph.graph import LineageGraph, MemoryStore
 from fieldgraph.graph.plan import field_urn
+from fieldgraph.ingest.backfill import CHANGES, decode_records
 from fieldgraph.ingest.config import WorkerConfig, load_config, platforms_from_env
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING
 from fieldgraph.ingest.sources import decode_event
@@ -127,6 +128,19 @@ def test_sql_that_cannot_be_derived_leaves_the_lineage_as_sent(caplog: pytest.Lo
         assert set(edges) == {field_urn(ORDERS, "amount"), field_urn(ORDERS, "status")}, sql
         assert {types(e) for e in edges.values()} == {("openlineage", "DIRECT", None, "BlackBox")}, sql
     assert "no lineage derived from job.facets.sql.query" in caplog.text
+
+
+def test_the_backfills_executors_read_the_option() -> None:
+    """The Spark backfill decodes with the mapping it is given (``fieldgraph backfill --types-from-sql``)."""
+    record = [("dbt.jsonl", json.dumps(sizes_event()).encode())]
+
+    def decoded(platforms: Any) -> list[Any]:
+        return [c for _, (kind, payload) in decode_records(record, {}, None, None, None, platforms=platforms)
+                if kind == CHANGES for _, c in payload]
+
+    assert [type(c) for c in decoded(DEFAULT_MAPPING)] == [JobLineageChange]
+    (c,) = decoded(FILL)
+    assert isinstance(c, SqlChange) and c.sent is not None and c.untyped
 
 
 def test_the_worker_reads_the_option_from_its_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
