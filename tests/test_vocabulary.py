@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, get_args
 
@@ -298,7 +299,7 @@ def test_a_graph_an_older_fieldgraph_wrote_reads_blackbox_as_today(graph: Any) -
     event = ol_event([gold({"untyped": None})])
     changes = decode_event(event)
     old = [JobLineageChange(c.dataset, c.job, c.format, c.run, tuple(
-        FieldEdge(e.downstream, e.upstream, _with(e.props, transformation="Blackbox")) for e in c.edges), c.fields,
+        FieldEdge(e.downstream, e.upstream, replace(e.props, transformation="Blackbox")) for e in c.edges), c.fields,
         ts=c.ts) if isinstance(c, JobLineageChange) else c for c in changes]
     graph.ingest(old)
     assert {p["transformation"] for p in stored_edges(graph)} == {"Blackbox"}  # as an older fieldgraph stored it
@@ -312,12 +313,6 @@ def test_a_graph_an_older_fieldgraph_wrote_reads_blackbox_as_today(graph: Any) -
                              "kind": DIRECT}).transformation == "BlackBox"
     graph.ingest(changes)  # the job runs again
     assert {p["transformation"] for p in stored_edges(graph)} == {"BlackBox"}
-
-
-def _with(props: Any, **kw: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(props, **kw)
 
 
 @pytest.mark.parametrize("word", sorted(OLD_TRANSFORMATIONS))
