@@ -64,6 +64,13 @@ DIRECT: Literal["DIRECT"] = "DIRECT"
 INDIRECT: Literal["INDIRECT"] = "INDIRECT"
 EdgeKind: TypeAlias = Literal["DIRECT", "INDIRECT"]
 
+_AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "AGGREGATE", "AGGREGATION",
+                           "COUNT_DISTINCT", "MEDIAN", "STDDEV"})
+_MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
+
+
+# --- the edge vocabulary -------------------------------------------------------------------------------
+
 #: an edge's ``subtype``, OpenLineage's words: DIRECT ones (IDENTITY: the value unchanged; TRANSFORMATION; AGGREGATION),
 #: then INDIRECT ones. Every source writes one of these, except an OpenLineage producer's: one outside the list passes
 #: through as sent (upper-cased), and none given is none stored (the transformation is then ``BlackBox``)
@@ -91,13 +98,6 @@ TRANSFORMATION_OF: Mapping[Subtype, Transformation] = {
 #: words older fieldgraphs wrote (a subtype title-cased), read as today's (:func:`read_transformation`)
 OLD_TRANSFORMATIONS: Mapping[str, Transformation] = {"Blackbox": BLACK_BOX, "Group_By": "GroupBy"}
 _WORDS: dict[str, str] = {subtype: word for subtype, word in TRANSFORMATION_OF.items()}
-
-_AGGREGATIONS = frozenset({"SUM", "COUNT", "AVG", "MEAN", "MIN", "MAX", "AGG", "AGGREGATE", "AGGREGATION",
-                           "COUNT_DISTINCT", "MEDIAN", "STDDEV"})
-_MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", "TOKENIZE"})
-
-
-# --- the edge vocabulary -------------------------------------------------------------------------------
 
 
 @pickled_by_fields
