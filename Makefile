@@ -55,12 +55,22 @@ tests/browser/node_modules/.package-lock.json: tests/browser/package-lock.json
 services: $(VENV)/.installed-test
 	$(PY) -m tests.services fetch
 
+# dbt, dbt-duckdb and openlineage-dbt in a venv of their own (their pins clash with the test extras): tests/test_dbt.py
+# runs dbt-ol from it, sending to `fieldgraph serve`.
+DBT_VENV := .venv-dbt
+
+$(DBT_VENV)/bin/dbt-ol: tests/dbt/requirements.txt | $(PY)
+	$(PY) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(DBT_VENV)/bin/python -m pip install --quiet -r tests/dbt/requirements.txt
+	touch $@
+
 # ruff and mypy as pyproject.toml configures them (mypy strict for errors, the change model, the normalizers)
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
-test: lint /usr/bin/chromium tests/browser/node_modules/.package-lock.json services
+test: lint /usr/bin/chromium tests/browser/node_modules/.package-lock.json services $(DBT_VENV)/bin/dbt-ol
 	$(PY) -m pytest
 
 # Real servers in the foreground for a user without Docker (Ctrl-C stops them; data in .fieldgraph/).

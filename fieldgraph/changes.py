@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_never
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias, assert_never, get_args
 
 from fieldgraph.errors import InputError
 from fieldgraph.normalizers.fields import SchemaField, pickled_by_fields
@@ -71,17 +71,45 @@ _MASKING = frozenset({"MASK", "MASKED", "MASKING", "HASH", "REDACT", "ENCRYPT", 
 
 # --- the edge vocabulary -------------------------------------------------------------------------------
 
+#: an edge's ``subtype``, OpenLineage's words: DIRECT ones (IDENTITY: the value unchanged; TRANSFORMATION; AGGREGATION),
+#: then INDIRECT ones. Every source writes one of these, except an OpenLineage producer's: one outside the list passes
+#: through as sent (upper-cased), and none given is none stored (the transformation is then ``BlackBox``)
+Subtype: TypeAlias = Literal["IDENTITY", "TRANSFORMATION", "AGGREGATION", "FILTER", "JOIN", "GROUP_BY", "SORT",
+                             "WINDOW", "CONDITIONAL"]
+SUBTYPES: tuple[Subtype, ...] = get_args(Subtype)
+#: the ``transformation`` words fieldgraph writes itself: ``Identity`` (the value unchanged), ``BlackBox`` (a
+#: transformation the source did not say), else the subtype's (:data:`TRANSFORMATION_OF`). A source's own operation
+#: name is written as it was sent instead: DataHub's ``transformOperation`` (``SUM``), the RFC's
+#: ``transformationFunction`` (its default ``com.linkedin.finegrainedmetadata.transformation.BlackBox``), CDAP's
+#: transform names (``concat``), an OpenLineage subtype outside :data:`SUBTYPES`, and the one drawn by hand
+#: (``fieldgraph edge add --transformation``)
+Transformation: TypeAlias = Literal["Identity", "BlackBox", "Transformation", "Aggregation", "Filter", "Join",
+                                    "GroupBy", "Sort", "Window", "Conditional"]
+TRANSFORMATIONS: tuple[Transformation, ...] = get_args(Transformation)
+IDENTITY_TRANSFORMATION: Literal["Identity"] = "Identity"
+BLACK_BOX: Literal["BlackBox"] = "BlackBox"
+#: what a walk's hop across a rename (a ``RenamedFrom`` edge, not a ``DataDerivedFrom`` one) shows as its transformation
+RENAME_TRANSFORMATION: Literal["Rename"] = "Rename"
+#: the transformation word of each subtype
+TRANSFORMATION_OF: Mapping[Subtype, Transformation] = {
+    "IDENTITY": IDENTITY_TRANSFORMATION, "TRANSFORMATION": "Transformation", "AGGREGATION": "Aggregation",
+    "FILTER": "Filter", "JOIN": "Join", "GROUP_BY": "GroupBy", "SORT": "Sort", "WINDOW": "Window",
+    "CONDITIONAL": "Conditional"}
+#: words older fieldgraphs wrote (a subtype title-cased), read as today's (:func:`read_transformation`)
+OLD_TRANSFORMATIONS: Mapping[str, Transformation] = {"Blackbox": BLACK_BOX, "Group_By": "GroupBy"}
+_WORDS: dict[str, str] = {subtype: word for subtype, word in TRANSFORMATION_OF.items()}
+
 
 @pickled_by_fields
 @dataclass(frozen=True, slots=True)
 class EdgeProps:
     """The properties every ``DataDerivedFrom`` edge carries, whatever its source.
 
-    ``transformation``: Identity, BlackBox or the source's own operation; ``kind``: DIRECT (the value
-    flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
-    ``subtype``: IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...; ``masking``: the value is
-    masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that made it;
-    ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
+    ``transformation``: a word of :data:`Transformation` or the source's own operation; ``kind``: DIRECT (the
+    value flows into the field) or INDIRECT (it only influences it: filter, join, group by, ...);
+    ``subtype``: a word of :data:`Subtype` (IDENTITY, TRANSFORMATION, AGGREGATION, FILTER, JOIN, ...); ``masking``:
+    the value is masked (hashed, redacted) on the way; ``query`` or ``program`` (and ``run``, ``run_time``) that
+    made it; ``operation_set``: the checksum of the run's field operations (CDAP; stored once, see
     :class:`RunOperations`); ``transformations``: every
     ``KIND/SUBTYPE`` seen (OpenLineage lists several). DataHub's aspects also say where in the aspect the
     edge was declared (``upstream_type``, ``downstream_type``, ``index``) and, where the aspect says it (the RFC's
@@ -124,7 +152,21 @@ class EdgeProps:
         return {k: v for k, v in props.items() if v is not None}
 
 
-def operation_subtype(operation: str | None) -> tuple[str, bool]:
+def transformation_of(subtype: str | None) -> str:
+    """The ``transformation`` fieldgraph writes for an edge of ``subtype`` (None: :data:`BLACK_BOX`): its word in
+    :data:`TRANSFORMATION_OF`, else the subtype as sent."""
+    if subtype is None:
+        return BLACK_BOX
+    return _WORDS.get(subtype, subtype)
+
+
+def read_transformation(word: Any) -> Any:
+    """A stored ``transformation`` as today's vocabulary spells it (an older fieldgraph's ``Blackbox`` is
+    ``BlackBox``); anything else as stored."""
+    return OLD_TRANSFORMATIONS.get(word, word) if isinstance(word, str) else word
+
+
+def operation_subtype(operation: str | None) -> tuple[Subtype, bool]:
     """(subtype, masking) of an operation name (DataHub ``transformOperation``, RFC ``transformationFunction``)."""
     op = (operation or "").rsplit(".", 1)[-1].upper()
     if op in ("IDENTITY", "COPY"):
@@ -247,7 +289,14 @@ class SqlChange:
     ``strict``: a statement that cannot be derived refuses the change (else it is logged and left out: the
     lineage of a DataHub query joined to an aspect that was sent without it); ``parsed``: ``statement`` as its
     source split it (:func:`fieldgraph.sqllineage.parse_statements`), so that the graph does not parse it again
-    (``None``: the graph parses ``statement``)."""
+    (``None``: the graph parses ``statement``).
+
+    ``sent``: the lineage the producer sent for ``dataset`` (OpenLineage column lineage, when its types are filled
+    from the job's SQL), of which ``untyped`` are the (downstream, upstream) pairs the producer gave no
+    transformation: the graph writes ``sent`` with each untyped edge taking the kind, subtype and masking the
+    statement gives its pair, and the statement's INDIRECT edges ``sent`` lacks (joins, filters, ...) added; the
+    producer's typed edges, and its DIRECT lineage, as sent. A statement that cannot be derived writes ``sent`` as it
+    is."""
 
     dataset: str
     job: str
@@ -261,6 +310,8 @@ class SqlChange:
     origin: str = ""
     strict: bool = True
     parsed: Statement | None = field(default=None, compare=False, repr=False)
+    sent: JobLineageChange | None = None
+    untyped: tuple[tuple[str, str], ...] = ()
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 
@@ -448,8 +499,8 @@ def references(change: Change) -> list[str]:
                 [e.downstream for e in (*edges, *dataset_edges)] + list(fields) + list(outputs)
         case JobLineageChange(edges=edges, reads=reads, dropped=dropped):
             return [e.upstream for e in edges] + list(reads) + [ref for ref, _ in dropped]
-        case SqlChange(tables=tables):
-            return [urn for _, urn in tables]
+        case SqlChange(tables=tables, sent=sent):
+            return [urn for _, urn in tables] + (references(sent) if sent is not None else [])
         case ManualEdgeChange(edge=edge):
             return [edge.upstream]
         case RenameChange(renames=renames, from_dataset=from_dataset):
@@ -462,11 +513,14 @@ def references(change: Change) -> list[str]:
 
 
 __all__ = [
-    "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "Change", "DATASET_UPSTREAM_LINEAGE",
+    "ASPECTS", "AspectChange", "AspectDelete", "AspectName", "BLACK_BOX", "Change", "DATASET_UPSTREAM_LINEAGE",
     "DATA_JOB_INPUT_OUTPUT", "DIRECT", "DataJobChange", "DatasetDelete", "EDITABLE_SCHEMA_METADATA", "EdgeKind",
-    "EdgeProps", "EditableSchemaChange", "FieldEdge", "INDIRECT", "JOB_LINEAGE", "JobLineageChange",
+    "EdgeProps", "EditableSchemaChange", "FieldEdge", "IDENTITY_TRANSFORMATION", "INDIRECT", "JOB_LINEAGE",
+    "JobLineageChange",
     "LINEAGE_ASPECTS", "LineageAspect", "LineageChange", "QUERY_PROPERTIES", "QueryChange", "RenameChange",
-    "MANUAL", "ManualEdgeChange",
-    "RunOperations", "SCHEMA_METADATA", "SchemaChange", "SqlChange", "UNSTAMPED", "UPSTREAM_LINEAGE",
-    "carries_metadata", "operation_subtype", "references", "subject", "where",
+    "MANUAL", "ManualEdgeChange", "OLD_TRANSFORMATIONS", "RENAME_TRANSFORMATION",
+    "RunOperations", "SCHEMA_METADATA", "SUBTYPES", "SchemaChange", "SqlChange", "Subtype", "TRANSFORMATIONS",
+    "TRANSFORMATION_OF", "Transformation", "UNSTAMPED", "UPSTREAM_LINEAGE",
+    "carries_metadata", "operation_subtype", "read_transformation", "references", "subject", "transformation_of",
+    "where",
 ]

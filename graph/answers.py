@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass
 from typing import Any, ClassVar, Protocol, Self
 
+from fieldgraph.changes import OLD_TRANSFORMATIONS, read_transformation
+
 #: the relation of a hop across a rename (the edge ``(new)-[:RenamedFrom]->(old)``)
 RENAMED_FROM = "RenamedFrom"
 #: the ``sourceFormat`` (and ``source``) of an edge drawn by hand
@@ -37,6 +39,13 @@ def encode(answer: Any) -> Any:
     if isinstance(answer, dict):
         return {k: encode(v) for k, v in answer.items()}
     return answer
+
+
+def _edge(e: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A stored edge's properties as today's vocabulary spells them (:func:`fieldgraph.changes.read_transformation`:
+    an older fieldgraph's ``Blackbox`` reads ``BlackBox``)."""
+    word = e.get("transformation")
+    return {**e, "transformation": read_transformation(word)} if word in OLD_TRANSFORMATIONS else e
 
 
 # ---- walks ----
@@ -78,7 +87,7 @@ class Hop:
     @classmethod
     def from_row(cls, r: Row, depth: int) -> Hop:
         """The hop a walk step's row describes (``*_step*.cypher``), ``depth`` hops from the start."""
-        return cls(r["from"], r["urn"], depth, r.get("datasetUrn"), r.get("fieldPath"), r.get("edge") or {},
+        return cls(r["from"], r["urn"], depth, r.get("datasetUrn"), r.get("fieldPath"), _edge(r.get("edge") or {}),
                    bool(r.get("placeholder")), bool(r.get("removed")), bool(r.get("ambiguous")))
 
     def to_json(self) -> dict[str, Any]:
@@ -391,7 +400,8 @@ class DatasetEdge:
     @classmethod
     def from_row(cls, r: Row) -> DatasetEdge:
         """From ``dataset_lineage.cypher``'s row."""
-        return cls(r["downstream"], r["upstream"], r["fieldEdges"], tuple(r["transformations"] or ()))
+        words = (read_transformation(t) for t in r["transformations"] or ())
+        return cls(r["downstream"], r["upstream"], r["fieldEdges"], tuple(dict.fromkeys(words)))
 
     def to_json(self) -> dict[str, Any]:
         return {"downstream": self.downstream, "upstream": self.upstream, "fieldEdges": self.field_edges,
@@ -479,7 +489,8 @@ class EdgeRow:
     @classmethod
     def from_row(cls, r: Row) -> EdgeRow:
         """From ``dataset_edges_as_of.cypher``'s row."""
-        return cls(r["direction"], r["down"], r["up"], r["source"], r["transformation"], r["kind"])
+        return cls(r["direction"], r["down"], r["up"], r["source"], read_transformation(r["transformation"]),
+                   r["kind"])
 
     def to_json(self) -> dict[str, Any]:
         return {"direction": self.direction, "down": self.down, "up": self.up, "source": self.source,

@@ -20,12 +20,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fieldgraph.changes import RENAME_TRANSFORMATION
+
 from . import cypher as cy
 from .answers import RENAMED_FROM
 from .store import GraphStore
 
 #: the transformation a hop across a rename shows
-RENAME = "Rename"
+RENAME = RENAME_TRANSFORMATION
 
 
 @dataclass(frozen=True, slots=True)

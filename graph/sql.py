@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from typing import assert_never
 
 from fieldgraph.changes import (
-    DIRECT,
+    INDIRECT,
     UPSTREAM_LINEAGE,
     AspectDelete,
     Change,
@@ -45,6 +45,7 @@ from fieldgraph.changes import (
     RenameChange,
     SchemaChange,
     SqlChange,
+    transformation_of,
     where,
 )
 from fieldgraph.errors import EventError
@@ -105,6 +106,8 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
             if c.strict:
                 raise
             log.warning("%s: no lineage derived from %s: %s", where(c), c.job, exc)
+            if c.sent is not None:  # types to fill: the producer's lineage is written as sent
+                out.append(c.sent)
             continue
         if d.lineage.unresolved:
             log.info("%s: %s could not be placed (no schema lists them)", where(c), ", ".join(d.lineage.unresolved))
@@ -208,15 +211,14 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
     query = c.query if c.query is not None else c.statement
     edges = []
     for e in lineage.edges:
-        identity = e.subtype == "IDENTITY" and e.kind == DIRECT and not e.masking
         props = EdgeProps(
-            SOURCE_FORMAT, transformation="Identity" if identity else e.subtype.title(), kind=e.kind,
+            SOURCE_FORMAT, transformation=transformation_of(e.subtype), kind=e.kind,
             subtype=e.subtype, masking=e.masking, confidence=BY_NAME_CONFIDENCE if e.by_name else 1.0, query=query,
             program=c.job, run=c.run, run_time=c.ts, transformations=e.transformations)
         edges.append(FieldEdge(make_field_urn(c.dataset, e.column), make_field_urn(urns[e.table], e.path), props))
     fields = tuple(make_field_urn(c.dataset, col) for col in lineage.columns)
     change = JobLineageChange(c.dataset, c.job, SOURCE_FORMAT, c.run, tuple(edges), fields, ts=c.ts, origin=c.origin)
-    return Derived(change, lineage)
+    return Derived(change if c.sent is None else filled(c.sent, c.untyped, change), lineage)
 
 
 def _statement(c: SqlChange) -> Statement:
@@ -360,3 +362,29 @@ class _QueryChanges:
             except EventError as exc:
                 self._parsed[key] = exc
         return self._parsed[key]
+
+
+def filled(sent: JobLineageChange, untyped: Iterable[tuple[str, str]], derived: JobLineageChange) -> JobLineageChange:
+    """The lineage a producer ``sent`` with the types of its ``untyped`` edges (their (downstream, upstream)) taken
+    from the statement's lineage (``derived``): kind, subtype, transformation, masking and every role; the
+    statement's INDIRECT edges ``sent`` lacks (joins, filters, groupings: column lineage without types has no room
+    for them) added as derived; typed edges, and untyped ones the statement does not tie, as sent. The DIRECT
+    lineage stays the producer's. Pairs match whatever the case (SQL names are case-insensitive)."""
+    def key(down: str, up: str) -> tuple[str, str]:
+        return down.lower(), up.lower()
+
+    derived_by = {key(e.downstream, e.upstream): e for e in derived.edges}
+    to_fill = {key(down, up) for down, up in untyped}
+    edges: list[FieldEdge] = []
+    for e in sent.edges:
+        d = derived_by.pop(key(e.downstream, e.upstream), None)
+        if d is not None and key(e.downstream, e.upstream) in to_fill:
+            p = d.props
+            e = FieldEdge(e.downstream, e.upstream, replace(
+                e.props, transformation=p.transformation, kind=p.kind, subtype=p.subtype, masking=p.masking,
+                transformations=p.transformations))
+        edges.append(e)
+    sent_fields = {f.lower() for f in sent.fields}
+    fields = (*sent.fields, *(f for f in derived.fields if f.lower() not in sent_fields))
+    added = tuple(e for e in derived_by.values() if e.props.kind == INDIRECT)
+    return replace(sent, edges=(*edges, *added), fields=fields)

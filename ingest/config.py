@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,8 @@ class WorkerConfig:
     strict_aspects: bool = False
     #: JSON file mapping OpenLineage namespaces to DataHub platforms (see ingest/sources/openlineage.py)
     openlineage_platforms: str | None = None
+    #: fill the transformation types OpenLineage column lineage lacks from the job's SQL (``--types-from-sql``)
+    openlineage_types_from_sql: bool = False
     #: tags and terms never inherited downstream (the graph's setting; see GraphConfig)
     non_propagating: list[str] = field(default_factory=list)
     kafka: dict[str, str] = field(default_factory=dict)
@@ -126,7 +128,8 @@ class WorkerConfig:
         return self.graph_target or GraphConfig(uri=self.graph or "embedded", name=self.graph_name)
 
     def platforms(self) -> PlatformMapping:
-        return PlatformMapping.load(self.openlineage_platforms) if self.openlineage_platforms else DEFAULT_MAPPING
+        mapping = PlatformMapping.load(self.openlineage_platforms) if self.openlineage_platforms else DEFAULT_MAPPING
+        return replace(mapping, types_from_sql=True) if self.openlineage_types_from_sql else mapping
 
 
 @dataclass(frozen=True)
@@ -354,10 +357,12 @@ def _read_env(cfg: WorkerConfig, env: Mapping[str, str]) -> None:
             setattr(cfg, rest.lower(), _coerce(rest.lower(), value, f"environment {key}"))
 
 
-def platforms_from_env(env: Mapping[str, str] | None = None) -> PlatformMapping:
-    """The OpenLineage platform mapping ``FIELDGRAPH_OPENLINEAGE_PLATFORMS`` names, else the defaults."""
+def platforms_from_env(env: Mapping[str, str] | None = None, *, types_from_sql: bool = False) -> PlatformMapping:
+    """The OpenLineage platform mapping ``FIELDGRAPH_OPENLINEAGE_PLATFORMS`` names, else the defaults; with
+    ``types_from_sql`` (a command's ``--types-from-sql``) set on it."""
     path = (os.environ if env is None else env).get("FIELDGRAPH_OPENLINEAGE_PLATFORMS")
-    return PlatformMapping.load(path) if path else DEFAULT_MAPPING
+    mapping = PlatformMapping.load(path) if path else DEFAULT_MAPPING
+    return replace(mapping, types_from_sql=True) if types_from_sql else mapping
 
 
 #: every ``FIELDGRAPH_*`` variable something reads, beyond the worker's settings (``FIELDGRAPH_<SETTING>``) and

@@ -32,7 +32,8 @@ _PLATFORM_CHARS = re.compile(r"[^a-z0-9_-]+")
 
 @dataclass
 class PlatformMapping:
-    """How an OpenLineage ``(namespace, name)`` becomes a dataset URN.
+    """How an OpenLineage ``(namespace, name)`` becomes a dataset URN (and how its column lineage is read:
+    :attr:`types_from_sql`).
 
     ``namespaces``: exact namespace -> ``{"platform", "prefix", "env"}`` (checked first);
     ``schemes``: URI scheme -> platform (over :data:`DEFAULT_SCHEMES`); ``env``: default env.
@@ -44,6 +45,9 @@ class PlatformMapping:
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     schemes: dict[str, str] = field(default_factory=dict)
     env: str = "PROD"
+    #: fill the transformation types an output's column lineage lacks (``dbt-ol`` sends none) from the job's ``sql``
+    #: facet (``--types-from-sql``; see :mod:`fieldgraph.ingest.sources.openlineage`); set where a command starts
+    types_from_sql: bool = False
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> PlatformMapping:

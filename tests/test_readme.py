@@ -79,9 +79,10 @@ def test_scripts_parse_their_flags(script: tuple[str, ...]) -> None:
 # --- README's shell sessions, run ---------------------------------------------------------------------------------
 
 #: commands README shows that need what a test session does not start for them (Docker, a Kafka broker the
-#: reader runs, a cluster), that CI runs itself (make run, make test) or that run until stopped (fieldgraph serve:
+#: reader runs, a cluster, a dbt project: tests/test_dbt.py runs dbt-ol), that CI runs itself (make run, make test)
+#: or that run until stopped (fieldgraph serve:
 #: tests/test_service.py runs README's requests to it): checked above to exist, not run here
-NEEDS_SERVICES = re.compile(r"^(make|docker|curl|pip|spark-submit)\b|^fieldgraph (emit|worker|serve)\b")
+NEEDS_SERVICES = re.compile(r"^(make|docker|curl|pip|spark-submit|dbt-ol)\b|^fieldgraph (emit|worker|serve)\b")
 
 
 def sessions() -> list[tuple[str, int, list[str]]]:

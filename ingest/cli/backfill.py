@@ -12,7 +12,7 @@ from rich.text import Text
 
 from fieldgraph.errors import require
 from fieldgraph.ingest.cli.boundary import finish
-from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, parse_pairs
+from fieldgraph.ingest.cli.options import TIME_FORMS, GraphName, GraphUri, SummaryJson, TypesFromSql, parse_pairs
 from fieldgraph.ingest.cli.render import count_table, dump, out, plural, progress
 from fieldgraph.ingest.times import parse_time
 
@@ -44,6 +44,7 @@ def backfill_cmd(
                                           "without it the files are written and the import command printed."),
     neo4j_admin: str | None = typer.Option(None, "--neo4j-admin", help="--bulk, Neo4j: the neo4j-admin command "
                                            "(default NEO4J_HOME/bin/neo4j-admin)."),
+    types_from_sql: TypesFromSql = False,
     as_json: SummaryJson = False,
 ) -> None:
     """Backfill the graph from archived change events with Spark: the graph streaming the same events ends in.
@@ -52,13 +53,15 @@ def backfill_cmd(
     With --bulk the graph must be empty (README, "Backfill": bulk load).
     """
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
+    from fieldgraph.ingest.config import platforms_from_env
 
     for dependency in ("pyspark", "fastavro", "pyarrow"):
         require(dependency, "spark", "the backfill")
     opts = BackfillOptions(paths, graph, graph_name, format, master, parse_time(since, "--since"),
                            parse_time(until, "--until"), rejects, partitions, batch, value_column,
                            parse_pairs(conf, "--conf"), bulk=bulk, bulk_dir=bulk_dir, neo4j_home=neo4j_home,
-                           neo4j_admin=neo4j_admin)
+                           neo4j_admin=neo4j_admin,
+                           platforms=platforms_from_env(types_from_sql=True) if types_from_sql else None)
     with progress("tasks") as bar:
         task = bar.add_task("starting Spark", total=None)
         seen: set[str] = set()

@@ -27,6 +27,7 @@ from fieldgraph.ingest.cli.options import (
     LineageFormat,
     SummaryJson,
     TimeBudget,
+    TypesFromSql,
     open_graph,
     output_format,
     parse_pairs,
@@ -73,6 +74,7 @@ def ingest_cmd(
     batch: int = typer.Option(1000, "--batch", min=1, help="Events per graph write batch."),
     strict_aspects: bool = typer.Option(False, "--strict-aspects", help="Reject events with nothing fieldgraph "
                                         "reads (other entities and aspects) instead of skipping them."),
+    types_from_sql: TypesFromSql = False,
     as_json: SummaryJson = False,
 ) -> None:
     """Ingest change events into the lineage graph. Bad events are reported and skipped, never fatal
@@ -81,7 +83,7 @@ def ingest_cmd(
     from fieldgraph.ingest.config import platforms_from_env
     from fieldgraph.ingest.replay import RejectsFile, decode, event_files, read_events, refused_rejects
 
-    platforms = platforms_from_env()
+    platforms = platforms_from_env(types_from_sql=types_from_sql)
     files = event_files(paths)
     n = {"events": 0, "unused": 0, "changes": 0}
     with RejectsFile(rejects) as bad, open_graph(graph, graph_name, create=True) as g:

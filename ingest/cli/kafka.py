@@ -9,7 +9,7 @@ from rich.text import Text
 
 from fieldgraph.errors import EmitError, FieldgraphError, WorkerError
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
-from fieldgraph.ingest.cli.options import GraphName, GraphUri, parse_pairs
+from fieldgraph.ingest.cli.options import TYPES_FROM_SQL_HELP, GraphName, GraphUri, parse_pairs
 from fieldgraph.ingest.cli.render import err, out, plural
 
 _X_HELP = "librdkafka setting name=value, passed through (security.protocol, sasl.*, ssl.*, ...); repeatable."
@@ -41,6 +41,8 @@ def worker_cmd(
                                                   "(default: skip them; DataHub topics carry every aspect)."),
     idle_exit: float | None = typer.Option(None, "--exit-when-idle", help="Stop after this many seconds without "
                                               "messages (for one-off catch-up runs)."),
+    types_from_sql: bool | None = typer.Option(None, "--types-from-sql/--no-types-from-sql",
+                                               help=TYPES_FROM_SQL_HELP + " Setting: openlineage_types_from_sql."),
 ) -> None:
     """Consume change events from Kafka into the lineage graph (a consumer group member).
 
@@ -56,6 +58,7 @@ def worker_cmd(
         "decode_processes": decode_processes,
         "schema_registry_url": schema_registry_url, "avsc": [str(p) for p in avsc], "metrics_port": metrics_port,
         "log_interval_s": log_interval, "strict_aspects": strict_aspects, "kafka": parse_pairs(kafka_setting, "-X"),
+        "openlineage_types_from_sql": types_from_sql,
     })
     w = Worker(cfg)
     w.install_signals()

@@ -34,6 +34,12 @@ def json_option(help: str | None = None) -> Any:
     return typer.Option("--json", help=help)
 
 
+#: ``--types-from-sql``: fill the transformation types OpenLineage column lineage lacks from the job's SQL
+TYPES_FROM_SQL_HELP = ("OpenLineage: fill the transformation types an output's column lineage lacks (dbt-ol sends "
+                       "none) from the job's sql facet, as fieldgraph derives SQL lineage; the producer's typed "
+                       "edges stay as sent.")
+TypesFromSql = Annotated[bool, typer.Option("--types-from-sql", help=TYPES_FROM_SQL_HELP)]
+
 #: ``--json`` (results)
 AsJson = Annotated[bool, json_option()]
 #: ``--json`` (a command's summary)

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 
 from fieldgraph.errors import require
-from fieldgraph.ingest.cli.options import GraphName, GraphUri, open_graph
+from fieldgraph.ingest.cli.options import GraphName, GraphUri, TypesFromSql, open_graph
 
 log = logging.getLogger("fieldgraph.serve")
 
@@ -33,6 +33,7 @@ def serve_cmd(
                                             "bursts of twice that (default 50; 0: no limit)."),
     rejects: Path | None = typer.Option(None, "--rejects", help="Where bad events go, appended (JSON Lines; "
                                         "default .fieldgraph/rejects.jsonl)."),
+    types_from_sql: TypesFromSql = False,
 ) -> None:
     """Serve the lineage graph over HTTP: the JSON API (/api/v1, described at /openapi.json), OpenLineage events
     in (POST /api/v1/lineage), DataHub MCPs in (POST /aspects?action=ingestProposal), the lineage explorer
@@ -46,7 +47,7 @@ def serve_cmd(
                            protect_reads=protect_reads, cors_origins=tuple(cors_origin), max_body_bytes=max_body_bytes,
                            rate_limit=rate_limit, rejects=rejects)
     with open_graph(graph, graph_name, create=True) as g:
-        app = create_app(g, cfg, platforms=platforms_from_env())
+        app = create_app(g, cfg, platforms=platforms_from_env(types_from_sql=types_from_sql))
         log.info("serving %s on http://%s:%d (explorer at /explorer/; writes %s; reads %s)", g.store.describe(),
                  cfg.host, cfg.port, "need the token" if cfg.token or cfg.tokens else "refused: no token",
                  "need the token" if cfg.reads_need_token else "open")

@@ -39,7 +39,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from fieldgraph import fieldops
-from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, RunOperations
+from fieldgraph.changes import (
+    IDENTITY_TRANSFORMATION,
+    Change,
+    EdgeProps,
+    FieldEdge,
+    JobLineageChange,
+    RunOperations,
+)
 from fieldgraph.errors import CdapLineageError, EventError
 from fieldgraph.normalizers import UrnError
 from fieldgraph.normalizers.urns import make_dataset_urn, make_field_urn
@@ -346,7 +353,7 @@ def run_changes(ops: fieldops.OperationSet, job: str, program: str, run: str | N
         for name, srcs in fields:
             for src, via in sorted(srcs.items()):
                 if via not in props:
-                    props[via] = EdgeProps(SOURCE_FORMAT, transformation=", ".join(via) or "Identity", kind="DIRECT",
+                    props[via] = EdgeProps(SOURCE_FORMAT, transformation=", ".join(via) or IDENTITY_TRANSFORMATION,
                                            subtype="TRANSFORMATION" if via else "IDENTITY", program=program,
                                            run=run, run_time=time, operation_set=kept.checksum)
                 edges.append(FieldEdge(urn((dest, name)), urn(src), props[via]))

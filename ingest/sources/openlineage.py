@@ -22,6 +22,17 @@ Lineage the producer sent is never overridden. A statement sqlglot cannot parse 
 column and reason, and the event's other facets are written all the same (the facet is a hint, not the
 event's substance).
 
+Column lineage sent without types (no ``transformations``, nor 1-0's ``transformationType``: ``dbt-ol`` sends
+``transformations: []``) is DIRECT, subtype none, transformation ``BlackBox``. With
+:attr:`PlatformMapping.types_from_sql` (``--types-from-sql``), an output whose column lineage has such edges and
+whose job has a ``sql`` facet with the one statement that writes it is sent as a :class:`SqlChange` carrying that
+lineage (``sent``, ``untyped``): the graph fills each untyped edge's kind, subtype and masking from the statement's
+lineage and adds the statement's INDIRECT edges (joins, filters, groupings, conditions); typed edges and the DIRECT
+lineage stay as sent, and SQL that cannot be derived leaves the lineage as sent.
+
+Edge words (``transformation``, ``kind``, ``subtype``) are those of :mod:`fieldgraph.changes`' vocabulary
+(:func:`~fieldgraph.changes.transformation_of`).
+
 Lineage from FAIL and ABORT events is ignored (their schemas are read). ``namespace``/``name`` map
 to dataset URNs with :class:`PlatformMapping` (see :func:`dataset_urn`).
 """
@@ -34,7 +45,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fieldgraph.changes import Change, EdgeProps, FieldEdge, JobLineageChange, SchemaChange, SqlChange
+from fieldgraph.changes import (
+    Change,
+    EdgeProps,
+    FieldEdge,
+    JobLineageChange,
+    SchemaChange,
+    SqlChange,
+    transformation_of,
+)
 from fieldgraph.errors import EventError
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
 from fieldgraph.ingest.times import epoch_ms
@@ -159,7 +178,8 @@ def _transformations(inp: dict[str, Any], legacy: dict[str, Any], where: str) ->
         legacy_type = str(legacy.get("transformationType") or "").upper()
         out.append({"type": "DIRECT", "subtype": "IDENTITY" if legacy_type == "IDENTITY" else
                     ("TRANSFORMATION" if legacy_type else None), "description":
-                    legacy.get("transformationDescription") or None, "masking": legacy_type == "MASKED"})
+                    legacy.get("transformationDescription") or None, "masking": legacy_type == "MASKED",
+                    "untyped": not legacy_type})  # none given (dbt-ol): the job's SQL may tell (types_from_sql)
     return out
 
 
@@ -168,9 +188,8 @@ def _edge_props(ts: list[dict[str, Any]], job: str, run: str | None, time: int, 
     main = (direct or ts)[0]
     masking = all(t["masking"] for t in direct) if direct else any(t["masking"] for t in ts)
     subtype = main["subtype"]
-    transformation = "Identity" if subtype == "IDENTITY" and not masking else (subtype or "BlackBox").title()
     return EdgeProps(
-        SOURCE_FORMAT, transformation=transformation, kind=main["type"], subtype=subtype,
+        SOURCE_FORMAT, transformation=transformation_of(subtype), kind=main["type"], subtype=subtype,
         masking=masking, program=job, run=run, run_time=time, query=query,
         description="; ".join(t["description"] for t in ts if t["description"]) or None,
         transformations=tuple(sorted({f"{t['type']}/{t['subtype'] or ''}".rstrip("/") for t in ts})))
@@ -211,7 +230,7 @@ def _collect_column_lineage(mapping: PlatformMapping, cll: dict[str, Any], into:
         up = _input_ref(mapping, inp, wi)
         if up:
             ts = _transformations(inp, {}, wi)
-            into.wide.append((up, [{**t, "type": "INDIRECT"} for t in ts]))
+            into.wide.append((up, [{**t, "type": "INDIRECT", "untyped": False} for t in ts]))
 
 
 def _collect_explicit(mapping: PlatformMapping, entry: dict[str, Any], into: _Collected, where: str) -> None:
@@ -221,7 +240,7 @@ def _collect_explicit(mapping: PlatformMapping, entry: dict[str, Any], into: _Co
         inp = _obj(inp, wi)
         up = _input_ref(mapping, inp, wi)
         if up:
-            into.wide.append((up, [{**t, "type": "INDIRECT"} for t in _transformations(inp, {}, wi)]))
+            into.wide.append((up, [{**t, "type": "INDIRECT", "untyped": False} for t in _transformations(inp, {}, wi)]))
     for out_name, spec in _obj(entry.get("fields"), f"{where}.fields").items():
         w = f"{where}.fields.{out_name}"
         into.fields.add(out_name)
@@ -252,6 +271,7 @@ def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMappin
     with_lineage = event_type not in ("FAIL", "ABORT") and job_id is not None
 
     collected: dict[str, _Collected] = {}
+    to_fill: dict[str, tuple[JobLineageChange, tuple[tuple[str, str], ...]]] = {}
     changes = _datasets(obj, mapping, ts, origin, collected if with_lineage else None)
     if job_id is None or not with_lineage:
         return changes
@@ -266,21 +286,30 @@ def decode_openlineage_event(obj: Any, origin: str = "", mapping: PlatformMappin
                 edges.setdefault((make_field_urn(urn, out_name), up), []).extend(trs)
         job_edges = tuple(FieldEdge(down, up, _edge_props(trs, job_id, run_id, ts, query))
                           for (down, up), trs in edges.items())
-        changes.append(JobLineageChange(urn, job_id, SOURCE_FORMAT, run_id, job_edges,
-                                        tuple(make_field_urn(urn, f) for f in sorted(c.fields)), ts=ts, origin=origin))
+        sent = JobLineageChange(urn, job_id, SOURCE_FORMAT, run_id, job_edges,
+                                tuple(make_field_urn(urn, f) for f in sorted(c.fields)), ts=ts, origin=origin)
+        untyped = tuple(pair for pair, trs in edges.items() if all(t.get("untyped") for t in trs))
+        if untyped and mapping.types_from_sql and isinstance(query, str):
+            to_fill[urn] = (sent, untyped)
+        changes.append(sent)
     if isinstance(query, str):
-        changes += _sql_lineage(obj, mapping, query, sql_facet.get("dialect"), collected, job_id, run_id, ts, origin)
+        sql = _sql_lineage(obj, mapping, query, sql_facet.get("dialect"), collected, job_id, run_id, ts, origin,
+                           to_fill)
+        filled = {id(c.sent) for c in sql if c.sent is not None}  # the lineage sent goes with its SQL change
+        changes = [c for c in changes if id(c) not in filled] + list(sql)
     return changes
 
 
 def _sql_lineage(obj: dict[str, Any], mapping: PlatformMapping, query: str, dialect: Any,
-                 collected: dict[str, _Collected], job: str, run: str | None, ts: int, origin: str) -> list[Change]:
-    """SQL changes for the outputs that have no column lineage of their own (see the module)."""
+                 collected: dict[str, _Collected], job: str, run: str | None, ts: int, origin: str,
+                 to_fill: dict[str, tuple[JobLineageChange, tuple[tuple[str, str], ...]]]) -> list[SqlChange]:
+    """SQL changes for the outputs that have no column lineage of their own, and for those whose untyped column
+    lineage the SQL fills (``to_fill``: the output's lineage as sent and its untyped pairs; see the module)."""
     outputs = []
     for i, d in enumerate(_list(obj.get("outputs"), "outputs")):
         ns, name = _str(d, "namespace", f"outputs[{i}]"), _str(d, "name", f"outputs[{i}]")
         urn = _urn(mapping, ns, name, f"outputs[{i}]")
-        if urn not in collected:
+        if urn not in collected or urn in to_fill:
             outputs.append((ns, name, urn))
     if not outputs:
         return []
@@ -294,17 +323,20 @@ def _sql_lineage(obj: dict[str, Any], mapping: PlatformMapping, query: str, dial
     except SqlError as exc:  # the facet is a hint: the event's schemas and facets are written all the same
         log.warning("%s: no lineage derived from job.facets.sql.query: %s", origin or job, exc)
         return []
-    out: list[Change] = []
+    out: list[SqlChange] = []
     for ns, name, urn in outputs:
         writes = [s for s in statements if s.target and match_tables([s.target], {name: urn})]
         if not writes and len(statements) == 1 and len(outputs) == 1:
             writes = statements
+        sent, untyped = to_fill.get(urn, (None, ()))
+        if sent is not None and len(writes) != 1:
+            continue  # types are filled from the one statement that writes the output, else left as sent
         for st in writes:
             tables = match_tables(st.tables, inputs)
             names = {key: tables.get(key) or _urn(mapping, ns, key, "job.facets.sql.query") for key in st.tables}
             out.append(SqlChange(urn, job, st.text, dialect, tuple(names.items()), st.target or "", run, query, ts,
                                  origin, strict=False,  # a hint: what cannot be derived is logged, not refused
-                                 parsed=st))
+                                 parsed=st, sent=sent, untyped=untyped))
     return out
 
 
