@@ -89,5 +89,5 @@ bench: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.pac
 	$(PY) benchmarks/plot.py
 
 clean:
-	rm -rf $(VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \
+	rm -rf $(VENV) $(DBT_VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \
 	       $(EXPLORER)/node_modules $(EXPLORER)/static
