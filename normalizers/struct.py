@@ -35,7 +35,6 @@ root token (``[version=2.0].[type=int].a``); complex columns are the same both w
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from .errors import SchemaNormalizationError
@@ -175,10 +174,9 @@ def column_fields(root: Record, *, key: bool = False) -> list[SchemaField]:
             out.extend(walk(Record(ROOT_NAME, (col,)), key=key))
             continue
         first, *rest = walk(node, key=key)
-        first = replace(first, fieldPath=f"{first.fieldPath}.{col.name}",
-                        description=col.doc or first.description)
+        first = first.replace(fieldPath=f"{first.fieldPath}.{col.name}", description=col.doc or first.description)
         if col.field_id is not None or col.aliases:
-            first.aliases, first.fieldId = col.aliases, col.field_id
+            first = first.identified(col.aliases, col.field_id)
         out.append(first)
         out.extend(rest)
     return out

@@ -339,9 +339,7 @@ class _Walk:
 
     def stated(self, fld: Field) -> None:
         """Give the field just emitted for ``fld`` what its schema states of its identity (aliases, id)."""
-        out = self.out[-1]
-        out.aliases = fld.aliases
-        out.fieldId = fld.field_id
+        self.out[-1] = self.out[-1].identified(fld.aliases, fld.field_id)
 
     def emit_type(self, node: Node, actual: Node) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""
