@@ -80,8 +80,9 @@ def venv_with(wheel: Path, where: Path, *, reference: bool = False) -> Path:
     (for DataHub's converters, which the benchmark compares with)."""
     _run([sys.executable, "-m", "venv", "--without-pip", str(where)])
     python = where / "bin" / "python"
+    # without PYTHONPATH: a checkout on it (its fieldgraph.egg-info) would look like fieldgraph installed already
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
-          str(wheel)])
+          str(wheel)], env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     if reference:
         site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                               capture_output=True, text=True, check=True).stdout.strip()
