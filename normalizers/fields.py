@@ -54,7 +54,8 @@ def _repr(cls: str, names: tuple[str, ...], values: tuple[Any, ...]) -> str:
 
 @final
 class FieldType:
-    """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details."""
+    """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details. Immutable by contract (the
+    ``Final`` attributes, see above); equal and hashed by value."""
 
     __slots__ = ("name", "nested_type", "key_type", "value_type")
 
@@ -122,7 +123,10 @@ _SCHEMA_FIELD_ATTRS = ("fieldPath", "type", "nativeDataType", "nullable", "descr
 
 @final
 class SchemaField:
-    """One field of a normalized schema, as DataHub's ``SchemaField`` describes it."""
+    """One field of a normalized schema, as DataHub's ``SchemaField`` describes it.
+
+    Immutable by contract, checked by mypy: its attributes are ``Final`` (read-only once compiled); a field that
+    differs is a new one (:meth:`replace`, :meth:`identified`). Equal by value, not hashable."""
 
     __slots__ = ("fieldPath", "type", "nativeDataType", "nullable", "description", "recursive", "isPartOfKey",
                  "jsonProps", "tags", "aliases", "fieldId")

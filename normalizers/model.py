@@ -9,6 +9,10 @@ non-reserved properties, in order); they surface as a field's ``jsonProps``. ``h
 
 The shapes follow Avro's, because DataHub's field paths are defined over Avro:
 other formats map onto them the way DataHub's own converters do.
+
+Immutable by contract, checked by mypy: each class is a plain ``@final`` class with ``__slots__`` whose
+attributes are declared ``Final`` in ``__init__`` (mypy rejects any assignment after it; compiled by mypyc, they
+are read-only attributes of a native class). Nodes compare by identity.
 """
 
 from __future__ import annotations
@@ -30,12 +34,9 @@ def frozen_props(props: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(props)) if props else EMPTY
 
 
-# Every class below is immutable by contract: a plain final class with ``__slots__``, each attribute declared
-# ``Final`` in ``__init__``, so mypy rejects any assignment after it (and the mypyc-compiled build, which compiles
-# this module, makes them read-only). Plain classes rather than dataclasses: mypyc compiles them to native
-# classes, and built from source they cost what a slotted dataclass does (a frozen dataclass's ``__init__`` goes
-# through ``object.__setattr__`` for each attribute, four times as slow, and a parse builds one node per field).
-# Nodes compare by identity.
+# Plain classes rather than dataclasses: mypyc compiles them to native classes (the compiled build), and built
+# from source they cost what a slotted dataclass does (a frozen dataclass's ``__init__`` goes through
+# ``object.__setattr__`` for each attribute, four times as slow, and a parse builds one node per field).
 
 
 class _NoDefault:
