@@ -277,9 +277,8 @@ class _Walk:
                 elif given is not None:  # what given() emits for it, with no stack to push and join
                     token, emitted = given
                     self.out.append(SchemaField(fieldPath=f"{prefix}.{token}.{_field_token(child)}",
-                                                isPartOfKey=self.part_of_key, **emitted))
-                    if child.field_id is not None or child.aliases:
-                        self.stated(child)
+                                                isPartOfKey=self.part_of_key, aliases=child.aliases,
+                                                fieldId=child.field_id, **emitted))  # stated(child) at once
             self.expanding.pop()
         elif type(node) is Array:
             self.visit(node.items)
