@@ -83,7 +83,7 @@ bench: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.pac
 # pyproject.toml; without build isolation, with the test extra's setuptools and mypy), tagged manylinux by
 # auditwheel on Linux. The other platforms' compiled wheels: cibuildwheel ([tool.cibuildwheel], README).
 dist: $(VENV)/.installed-test
-	rm -rf dist
+	rm -rf dist build  # build/: setuptools' (extensions an earlier build left there would go in the wheel)
 	$(PY) -m build --sdist --wheel --outdir dist .
 	FIELDGRAPH_MYPYC=1 $(PY) -m build --wheel --no-isolation --outdir dist/compiled .
 	if [ "$$(uname)" = Linux ]; then \

@@ -40,6 +40,8 @@ def build_dist(out: Path) -> Dist:
     the compiled wheel its manylinux tag (the linux one is kept where auditwheel is not installed)."""
     _run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT)])
     raw = out / "compiled"
+    # setuptools builds in the checkout's build/: extensions left there by an earlier build would go in the wheel
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(raw), str(ROOT)],
          env={**os.environ, "FIELDGRAPH_MYPYC": "1"})
     (wheel,) = raw.glob("*.whl")
