@@ -8,10 +8,11 @@ COPY ingest/service/explorer/build.mjs ./
 COPY ingest/service/explorer/src src
 RUN npm run build
 
-# Build stage: the fieldgraph wheel (with the explorer's files). FIELDGRAPH_MYPYC=1 has setup.py compile the
-# normalizers' walk and Avro parser with mypyc (from mypy), which needs a C compiler: gcc, in this stage only
-# (the wheel is for this image's Python 3.12, the final stage's). The build requirements are installed here,
-# and the build runs without isolation.
+# Build stage: the compiled fieldgraph wheel (with the explorer's files), built as `make dist` builds the one it
+# publishes: FIELDGRAPH_MYPYC=1 has setup.py compile the normalizers pyproject.toml lists under [tool.fieldgraph]
+# (the type model, fields, paths, walk and Avro parser) with mypyc (from mypy), which needs a C compiler: gcc, in
+# this stage only (the wheel is for this image's Python 3.12, the final stage's; no auditwheel: it stays in this
+# image). The build requirements are installed here, and the build runs without isolation.
 FROM python:3.12-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \

@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPORT := 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
-.PHONY: install run lint test bench neo4j kafka services clean explorer
+.PHONY: install run lint test bench neo4j kafka services clean explorer dist
 
 # root installs Debian packages directly; anyone else through sudo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -87,6 +87,21 @@ kafka: services
 bench: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.package-lock.json
 	$(PY) benchmarks/run.py $(if $(NEO4J),--neo4j $(NEO4J))
 	$(PY) benchmarks/plot.py
+
+# What a release publishes, in dist/: the sdist, the pure-Python wheel (py3-none-any: the fallback on any platform)
+# and the mypyc-compiled wheel for this machine (FIELDGRAPH_MYPYC=1: setup.py compiles the normalizers listed in
+# pyproject.toml; without build isolation, with the test extra's setuptools and mypy), tagged manylinux by
+# auditwheel on Linux. The other platforms' compiled wheels: cibuildwheel ([tool.cibuildwheel], README).
+dist: $(VENV)/.installed-test
+	rm -rf dist build  # build/: setuptools' (extensions an earlier build left there would go in the wheel)
+	$(PY) -m build --sdist --wheel --outdir dist .
+	FIELDGRAPH_MYPYC=1 $(PY) -m build --wheel --no-isolation --outdir dist/compiled .
+	if [ "$$(uname)" = Linux ]; then \
+	  PATH="$(VENV)/bin:$$PATH" $(PY) -m auditwheel repair --wheel-dir dist dist/compiled/*.whl; \
+	else cp dist/compiled/*.whl dist/; fi
+	rm -rf dist/compiled
+	$(PY) -m twine check --strict dist/*
+	ls dist
 
 clean:
 	rm -rf $(VENV) $(DBT_VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from operator import attrgetter
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar, final
 
 from .errors import SchemaNormalizationError
 
@@ -34,15 +34,54 @@ def pickled_by_fields(cls: C) -> C:
     return cls
 
 
-@pickled_by_fields
-@dataclass(frozen=True, slots=True)
-class FieldType:
-    """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details."""
+# FieldType and SchemaField are immutable by contract: plain final classes with ``__slots__``, each attribute
+# declared ``Final`` in ``__init__``, so mypy rejects any assignment after it (and the mypyc-compiled build, which
+# compiles this module, makes them read-only); a changed field is a new one (:meth:`SchemaField.replace`). Plain
+# classes rather than dataclasses, so that mypyc compiles them to native classes; built from source they cost what
+# a slotted dataclass does (a frozen dataclass costs three times as much to build, and building hundreds of
+# thousands of fields is the normalizers' hot path). They compare equal attribute by attribute, as dataclasses
+# do, and pickle as a call with their attributes (a third of the default's cost to load: the Kafka worker's
+# decoder processes send every field and change they decode).
 
-    name: str
-    nested_type: tuple[str, ...] | None = None  # ArrayType.nestedType (UnionType.nestedTypes)
-    key_type: str | None = None  # MapType.keyType
-    value_type: str | None = None  # MapType.valueType
+
+_FIELD_TYPE_ATTRS = ("name", "nested_type", "key_type", "value_type")
+
+
+def _repr(cls: str, names: tuple[str, ...], values: tuple[Any, ...]) -> str:
+    """A dataclass's repr: ``cls(name=value, ...)``."""
+    return f"{cls}({', '.join(f'{n}={v!r}' for n, v in zip(names, values, strict=True))})"
+
+
+@final
+class FieldType:
+    """A DataHub ``SchemaFieldDataType``: the class name plus the array/map details. Immutable by contract (the
+    ``Final`` attributes, see above); equal and hashed by value."""
+
+    __slots__ = ("name", "nested_type", "key_type", "value_type")
+
+    def __init__(self, name: str, nested_type: tuple[str, ...] | None = None, key_type: str | None = None,
+                 value_type: str | None = None) -> None:
+        self.name: Final = name
+        self.nested_type: Final = nested_type  # ArrayType.nestedType (UnionType.nestedTypes)
+        self.key_type: Final = key_type  # MapType.keyType
+        self.value_type: Final = value_type  # MapType.valueType
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.name, self.nested_type, self.key_type, self.value_type)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not FieldType:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return _repr("FieldType", _FIELD_TYPE_ATTRS, self._values())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FieldType, self._values())
 
     def to_datahub(self) -> dict[str, Any]:
         body: dict[str, Any] = {}
@@ -77,30 +116,68 @@ class FieldType:
         )
 
 
-@pickled_by_fields
-@dataclass(slots=True)
+#: SchemaField's attributes, in order
+_SCHEMA_FIELD_ATTRS = ("fieldPath", "type", "nativeDataType", "nullable", "description", "recursive", "isPartOfKey",
+                      "jsonProps", "tags", "aliases", "fieldId")
+
+
+@final
 class SchemaField:
     """One field of a normalized schema, as DataHub's ``SchemaField`` describes it.
 
-    A plain value (not frozen: building hundreds of thousands of them is the normalizers'
-    hot path, and a frozen dataclass costs three times as much to build).
-    """
+    Immutable by contract, checked by mypy: its attributes are ``Final`` (read-only once compiled); a field that
+    differs is a new one (:meth:`replace`, :meth:`identified`). Equal by value, not hashable."""
 
-    fieldPath: str
-    type: FieldType
-    nativeDataType: str
-    nullable: bool = False
-    description: str | None = None
-    recursive: bool = False
-    isPartOfKey: bool = False
-    jsonProps: str | None = None
-    tags: tuple[str, ...] = field(default=())  # tag names, DataHub's globalTags
-    #: not DataHub's (never in :meth:`to_datahub`): the names this field had before, as its schema states them
-    #: (Avro ``aliases``); a rename is a field whose alias names a field of the previous version
-    aliases: tuple[str, ...] = field(default=())
-    #: not DataHub's: the field's stable identity among its siblings, as its schema states it (a Protobuf field
-    #: number, a Parquet ``field_id``); the same ``fieldId`` under a new name in the next version is a rename
-    fieldId: str | None = None
+    __slots__ = ("fieldPath", "type", "nativeDataType", "nullable", "description", "recursive", "isPartOfKey",
+                 "jsonProps", "tags", "aliases", "fieldId")
+
+    def __init__(self, fieldPath: str, type: FieldType, nativeDataType: str, nullable: bool = False,
+                 description: str | None = None, recursive: bool = False, isPartOfKey: bool = False,
+                 jsonProps: str | None = None, tags: tuple[str, ...] = (), aliases: tuple[str, ...] = (),
+                 fieldId: str | None = None) -> None:
+        self.fieldPath: Final = fieldPath
+        self.type: Final = type
+        self.nativeDataType: Final = nativeDataType
+        self.nullable: Final = nullable
+        self.description: Final = description
+        self.recursive: Final = recursive
+        self.isPartOfKey: Final = isPartOfKey
+        self.jsonProps: Final = jsonProps
+        self.tags: Final = tags  # tag names, DataHub's globalTags
+        #: not DataHub's (never in :meth:`to_datahub`): the names this field had before, as its schema states them
+        #: (Avro ``aliases``); a rename is a field whose alias names a field of the previous version
+        self.aliases: Final = aliases
+        #: not DataHub's: the field's stable identity among its siblings, as its schema states it (a Protobuf field
+        #: number, a Parquet ``field_id``); the same ``fieldId`` under a new name in the next version is a rename
+        self.fieldId: Final = fieldId
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.fieldPath, self.type, self.nativeDataType, self.nullable, self.description, self.recursive,
+                self.isPartOfKey, self.jsonProps, self.tags, self.aliases, self.fieldId)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not SchemaField:
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and not hashed (as a dataclass that is not frozen)
+
+    def __repr__(self) -> str:
+        return _repr("SchemaField", _SCHEMA_FIELD_ATTRS, self._values())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SchemaField, self._values())
+
+    def replace(self, **changes: Any) -> SchemaField:
+        """This field with the attributes ``changes`` names changed (a new field: this one stays as it is)."""
+        values = dict(zip(_SCHEMA_FIELD_ATTRS, self._values(), strict=True))
+        values.update(changes)
+        return SchemaField(**values)
+
+    def identified(self, aliases: tuple[str, ...], field_id: str | None) -> SchemaField:
+        """This field with the identity its schema states (``aliases``, ``fieldId``) in place of its own."""
+        return SchemaField(self.fieldPath, self.type, self.nativeDataType, self.nullable, self.description,
+                           self.recursive, self.isPartOfKey, self.jsonProps, self.tags, aliases, field_id)
 
     @property
     def simple_path(self) -> str:

@@ -9,14 +9,17 @@ non-reserved properties, in order); they surface as a field's ``jsonProps``. ``h
 
 The shapes follow Avro's, because DataHub's field paths are defined over Avro:
 other formats map onto them the way DataHub's own converters do.
+
+Immutable by contract, checked by mypy: each class is a plain ``@final`` class with ``__slots__`` whose
+attributes are declared ``Final`` in ``__init__`` (mypy rejects any assignment after it; compiled by mypyc, they
+are read-only attributes of a native class). Nodes compare by identity.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast, dataclass_transform, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 if TYPE_CHECKING:
     from .fields import FieldType
@@ -31,16 +34,9 @@ def frozen_props(props: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(props)) if props else EMPTY
 
 
-_C = TypeVar("_C", bound=type)
-
-
-@dataclass_transform(frozen_default=True, eq_default=False, field_specifiers=(field,))
-def node(cls: _C) -> _C:
-    """A type-model class: immutable by contract (mypy rejects assignments, as for a frozen dataclass), but
-    built as a plain slotted dataclass. A frozen dataclass's ``__init__`` goes through
-    ``object.__setattr__`` for each attribute, which makes it four times as slow to build, and a parse
-    builds one node per field."""
-    return cast(_C, dataclass(slots=True, eq=False)(cls))
+# Plain classes rather than dataclasses: mypyc compiles them to native classes (the compiled build), and built
+# from source they cost what a slotted dataclass does (a frozen dataclass's ``__init__`` goes through
+# ``object.__setattr__`` for each attribute, four times as slow, and a parse builds one node per field).
 
 
 class _NoDefault:
@@ -53,7 +49,7 @@ class _NoDefault:
 NO_DEFAULT: Any = _NoDefault()
 
 
-@dataclass(frozen=True, slots=True)
+@final
 class WalkHints:
     """How the walk treats a node beyond what its Avro shape says.
 
@@ -61,16 +57,21 @@ class WalkHints:
     JSON Schema); Avro nodes carry none.
     """
 
-    token: str | None = None  # the path token ``[type=TOKEN]`` instead of the name's last part
-    field_type: FieldType | None = None  # a ``fields.FieldType`` emitted instead of the computed one
-    recursive: bool = False  # a record: emit its field marked recursive, without children
-    bare: bool = False  # the root record: no token of its own; its fields are top-level fields
-    part_of_key: bool | None = None  # the root: isPartOfKey of a key schema's fields (default: True)
-    # JSON Schema: the converter decides every emitted attribute itself.
-    # a mapping of SchemaField attributes for the field emitted at this node, used as is
-    emitted: Mapping[str, Any] | None = None
-    silent: bool = False  # the node emits no field of its own where the walk would emit one
-    null_members: bool = False  # a union: its nulls are plain members ([null, T] is not T's option)
+    __slots__ = ("token", "field_type", "recursive", "bare", "part_of_key", "emitted", "silent", "null_members")
+
+    def __init__(self, token: str | None = None, field_type: FieldType | None = None, recursive: bool = False,
+                 bare: bool = False, part_of_key: bool | None = None, emitted: Mapping[str, Any] | None = None,
+                 silent: bool = False, null_members: bool = False) -> None:
+        self.token: Final = token  # the path token ``[type=TOKEN]`` instead of the name's last part
+        self.field_type: Final = field_type  # a ``fields.FieldType`` emitted instead of the computed one
+        self.recursive: Final = recursive  # a record: emit its field marked recursive, without children
+        self.bare: Final = bare  # the root record: no token of its own; its fields are top-level fields
+        self.part_of_key: Final = part_of_key  # the root: isPartOfKey of a key schema's fields (default: True)
+        # JSON Schema: the converter decides every emitted attribute itself.
+        # a mapping of SchemaField attributes for the field emitted at this node, used as is
+        self.emitted: Final = emitted
+        self.silent: Final = silent  # the node emits no field of its own where the walk would emit one
+        self.null_members: Final = null_members  # a union: its nulls are plain members ([null, T] is not T's option)
 
 
 NO_HINTS = WalkHints()
@@ -80,7 +81,11 @@ class _Type:
     """What every type node answers: its logical type (Avro's ``logicalType`` property, as given)."""
 
     __slots__ = ()
-    props: Mapping[str, Any]
+
+    @property
+    def props(self) -> Mapping[str, Any]:
+        """The format's extra attributes (each node class sets its own)."""
+        raise NotImplementedError
 
     @property
     def logical_type(self) -> Any:
@@ -88,11 +93,13 @@ class _Type:
 
 
 @final
-@node
 class Primitive(_Type):
-    name: str  # one of PRIMITIVES
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("name", "props", "hints")
+
+    def __init__(self, name: str, props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.name: Final = name  # one of PRIMITIVES
+        self.props: Final = props
+        self.hints: Final = hints
 
     @property
     def type(self) -> str:
@@ -100,44 +107,52 @@ class Primitive(_Type):
 
 
 @final
-@node
 class Enum(_Type):
-    name: str  # full name
-    symbols: tuple[str, ...]
-    doc: str | None = None
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("name", "symbols", "doc", "props", "hints")
+    type: Final = "enum"
 
-    type = "enum"
+    def __init__(self, name: str, symbols: tuple[str, ...], doc: str | None = None,
+                 props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.name: Final = name  # full name
+        self.symbols: Final = symbols
+        self.doc: Final = doc
+        self.props: Final = props
+        self.hints: Final = hints
 
 
 @final
-@node
 class Fixed(_Type):
-    name: str  # full name
-    size: int
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("name", "size", "props", "hints")
+    type: Final = "fixed"
 
-    type = "fixed"
+    def __init__(self, name: str, size: int, props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.name: Final = name  # full name
+        self.size: Final = size
+        self.props: Final = props
+        self.hints: Final = hints
 
 
 @final
-@node
 class Field:
     """A member of a record."""
 
-    name: str
-    type: Type
-    doc: str | None = None
-    default: Any = NO_DEFAULT
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
-    #: the names the field had before, as its schema states them (Avro field ``aliases``): its fields' ``aliases``
-    aliases: tuple[str, ...] = ()
-    #: the field's stable id among its siblings, as its schema states it (a Protobuf field number, a Parquet
-    #: ``field_id``), as a decimal string: its fields' ``fieldId``
-    field_id: str | None = None
+    __slots__ = ("name", "type", "doc", "default", "props", "hints", "aliases", "field_id")
+
+    def __init__(self, name: str, type: Type, doc: str | None = None, default: Any = NO_DEFAULT,
+                 props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS, aliases: tuple[str, ...] = (),
+                 field_id: str | None = None) -> None:
+        self.name: Final = name
+        self.type: Final = type
+        self.doc: Final = doc
+        self.default: Final = default
+        self.props: Final = props
+        self.hints: Final = hints
+        #: the names the field had before, as its schema states them (Avro field ``aliases``): its fields'
+        #: ``aliases``
+        self.aliases: Final = aliases
+        #: the field's stable id among its siblings, as its schema states it (a Protobuf field number, a Parquet
+        #: ``field_id``), as a decimal string: its fields' ``fieldId``
+        self.field_id: Final = field_id
 
     @property
     def has_default(self) -> bool:
@@ -145,45 +160,51 @@ class Field:
 
 
 @final
-@node
 class Record(_Type):
-    name: str  # full name (namespace.name)
-    fields: tuple[Field, ...]
-    doc: str | None = None
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("name", "fields", "doc", "props", "hints")
+    type: Final = "record"
 
-    type = "record"
+    def __init__(self, name: str, fields: tuple[Field, ...], doc: str | None = None,
+                 props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.name: Final = name  # full name (namespace.name)
+        self.fields: Final = fields
+        self.doc: Final = doc
+        self.props: Final = props
+        self.hints: Final = hints
 
 
 @final
-@node
 class Array(_Type):
-    items: Type
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("items", "props", "hints")
+    type: Final = "array"
 
-    type = "array"
+    def __init__(self, items: Type, props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.items: Final = items
+        self.props: Final = props
+        self.hints: Final = hints
 
 
 @final
-@node
 class Map(_Type):
-    values: Type
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("values", "props", "hints")
+    type: Final = "map"
 
-    type = "map"
+    def __init__(self, values: Type, props: Mapping[str, Any] = EMPTY, hints: WalkHints = NO_HINTS) -> None:
+        self.values: Final = values
+        self.props: Final = props
+        self.hints: Final = hints
 
 
 @final
-@node
 class Union(_Type):
-    members: tuple[Type, ...]
-    props: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
-    hints: WalkHints = NO_HINTS
+    __slots__ = ("members", "props", "hints")
+    type: Final = "union"
 
-    type = "union"
+    def __init__(self, members: tuple[Type, ...], props: Mapping[str, Any] = EMPTY,
+                 hints: WalkHints = NO_HINTS) -> None:
+        self.members: Final = members
+        self.props: Final = props
+        self.hints: Final = hints
 
     @property
     def logical_type(self) -> Any:
@@ -191,7 +212,6 @@ class Union(_Type):
 
 
 @final
-@node
 class Ref:
     """A reference to the record ``name``, closing a recursive type.
 
@@ -199,8 +219,11 @@ class Ref:
     it is filled once the schema is fully read.
     """
 
-    name: str
-    registry: Mapping[str, Record] = field(repr=False, default_factory=lambda: EMPTY)
+    __slots__ = ("name", "registry")
+
+    def __init__(self, name: str, registry: Mapping[str, Record] = EMPTY) -> None:
+        self.name: Final = name
+        self.registry: Final = registry
 
     @property
     def target(self) -> Record:

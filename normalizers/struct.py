@@ -36,7 +36,6 @@ convert column by column instead, and a primitive column there has no root token
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any, TypeGuard
 
 from .errors import SchemaNormalizationError
@@ -54,8 +53,9 @@ def is_table(model: Type) -> TypeGuard[Record]:
     """Whether ``model`` is a table of columns, laid out by :func:`column_fields`: a root the builders made.
 
     Its name does not say it: an Avro record may be named ``__struct_`` too (DataHub's Hive bridge writes such
-    schemas), and DataHub walks that one as the record it is (``[type=struct]`` before every field)."""
-    return type(model) is Record and model.name == ROOT_NAME and model.hints == TABLE_HINTS
+    schemas), and DataHub walks that one as the record it is (``[type=struct]`` before every field). The
+    builders give their roots :data:`TABLE_HINTS` itself (the very object: hints compare by identity)."""
+    return type(model) is Record and model.name == ROOT_NAME and model.hints is TABLE_HINTS
 
 
 class StructBuilder:
@@ -187,10 +187,9 @@ def column_fields(root: Record, *, key: bool = False) -> list[SchemaField]:
             out.extend(walk(Record(ROOT_NAME, (col,)), key=key))
             continue
         first, *rest = walk(node, key=key)
-        first = replace(first, fieldPath=f"{first.fieldPath}.{col.name}",
-                        description=col.doc or first.description)
+        first = first.replace(fieldPath=f"{first.fieldPath}.{col.name}", description=col.doc or first.description)
         if col.field_id is not None or col.aliases:
-            first.aliases, first.fieldId = col.aliases, col.field_id
+            first = first.identified(col.aliases, col.field_id)
         out.append(first)
         out.extend(rest)
     return out

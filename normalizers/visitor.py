@@ -277,9 +277,8 @@ class _Walk:
                 elif given is not None:  # what given() emits for it, with no stack to push and join
                     token, emitted = given
                     self.out.append(SchemaField(fieldPath=f"{prefix}.{token}.{_field_token(child)}",
-                                                isPartOfKey=self.part_of_key, **emitted))
-                    if child.field_id is not None or child.aliases:
-                        self.stated(child)
+                                                isPartOfKey=self.part_of_key, aliases=child.aliases,
+                                                fieldId=child.field_id, **emitted))  # stated(child) at once
             self.expanding.pop()
         elif type(node) is Array:
             self.visit(node.items)
@@ -339,9 +338,7 @@ class _Walk:
 
     def stated(self, fld: Field) -> None:
         """Give the field just emitted for ``fld`` what its schema states of its identity (aliases, id)."""
-        out = self.out[-1]
-        out.aliases = fld.aliases
-        out.fieldId = fld.field_id
+        self.out[-1] = self.out[-1].identified(fld.aliases, fld.field_id)
 
     def emit_type(self, node: Node, actual: Node) -> None:
         """A type emitted for itself, outside any field (a root that is not a record, a union)."""

@@ -1,7 +1,7 @@
 """The mypyc-compiled build (``FIELDGRAPH_MYPYC=1``, setup.py) gives what the pure-Python source gives: every
 Avro golden schema, the benchmark's corpus (small, wide, deep, union-heavy) and every bad schema of the
-error tests, normalized in a process that imports the compiled modules, compared field for field and error
-for error with this process."""
+error tests, normalized in a process that imports the compiled modules (the compiled wheel, installed in a
+fresh virtualenv: tests/compiled.py), compared field for field and error for error with this process."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from fieldgraph.normalizers import normalize
 from fieldgraph.normalizers.errors import SchemaNormalizationError
 
-from .compiled import COMPILED, build_compiled
+from .compiled import COMPILED_MODULES, session_venv
 from .golden import GOLDEN
 from .test_avro_errors import CASES
 
@@ -62,17 +62,16 @@ def _inputs() -> list[tuple[str, bool]]:
 
 
 @pytest.fixture(scope="module")
-def compiled_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_compiled(tmp_path_factory.mktemp("mypyc"))
+def compiled_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return session_venv(tmp_path_factory, "compiled")
 
 
-def test_the_compiled_build_normalizes_as_the_source_does(compiled_site: Path, tmp_path: Path) -> None:
+def test_the_compiled_build_normalizes_as_the_source_does(compiled_python: Path, tmp_path: Path) -> None:
     inputs = _inputs()
     (tmp_path / "inputs.json").write_text(json.dumps(inputs))
-    modules = ["fieldgraph." + m.removesuffix(".py").replace("/", ".") for m in COMPILED]
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "inputs.json"), *modules], cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(compiled_site)}, capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run([str(compiled_python), "-c", SCRIPT, str(tmp_path / "inputs.json"), *COMPILED_MODULES],
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     # the modules pyproject.toml lists were compiled, and those are what ran

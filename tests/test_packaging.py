@@ -1,8 +1,12 @@
-"""The package as it would be published: built, checked by twine, holding what it needs; its public API and
-its optional parts (extras) that say how to install them."""
+"""The package as it would be published (``make dist``: the sdist, the pure-Python wheel and the mypyc-compiled
+wheel): built, checked by twine, holding what it needs, each wheel installed into a fresh virtualenv and
+normalizing the goldens as the source does; its public API and its optional parts (extras) that say how to
+install them."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -13,41 +17,41 @@ import pytest
 
 import fieldgraph
 from fieldgraph.errors import MissingExtraError
+from fieldgraph.normalizers import normalize
+
+from .compiled import COMPILED, COMPILED_MODULES, Dist, session_dist, session_venv
+from .golden import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return out
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    return session_dist(tmp_path_factory)
 
 
-def test_the_sdist_and_wheel_pass_twine_check(dist: Path) -> None:
-    files = sorted(dist.iterdir())
-    assert sorted(f.suffix for f in files) == [".gz", ".whl"]
+def test_the_sdist_and_wheels_pass_twine_check(dist: Dist) -> None:
+    files = [dist.sdist, dist.pure, dist.compiled]
+    assert sorted(f.name for f in dist.sdist.parent.iterdir()) == sorted(f.name for f in files)
     proc = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", *map(str, files)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_sdist_holds_the_package_and_no_half_of_the_tests(dist: Path) -> None:
+def test_the_sdist_holds_the_package_and_no_half_of_the_tests(dist: Dist) -> None:
     import tarfile
 
-    (sdist,) = dist.glob("*.tar.gz")
-    with tarfile.open(sdist) as t:
+    with tarfile.open(dist.sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
-    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "cypher/upstream.cypher",
-            "normalizers/avro.py"} <= names
+    assert {"LICENSE", "README.md", "CHANGELOG.md", "pyproject.toml", "setup.py", "cypher/upstream.cypher",
+            "normalizers/avro.py"} <= names  # setup.py: the compiled wheels are built from it too
     assert not any(n.startswith("tests/") for n in names)  # the tests need the checkout (golden files, services)
 
 
-def test_the_wheel_holds_the_package_its_data_and_its_metadata(dist: Path) -> None:
-    (wheel,) = dist.glob("*.whl")
+@pytest.mark.parametrize("kind", ["pure", "compiled"])
+def test_the_wheel_holds_the_package_its_data_and_its_metadata(dist: Dist, kind: str) -> None:
+    wheel: Path = getattr(dist, kind)
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -61,6 +65,17 @@ def test_the_wheel_holds_the_package_its_data_and_its_metadata(dist: Path) -> No
     assert "License-Expression: Apache-2.0" in metadata
     for extra in ("formats", "kafka", "neo4j", "spark", "all"):
         assert f"Provides-Extra: {extra}" in metadata
+    compiled = {n for n in names if n.endswith(".so")}
+    if kind == "pure":
+        assert wheel.name.endswith("-py3-none-any.whl") and not compiled
+    else:  # each module pyproject.toml lists, as a C extension (its source kept beside it), and mypyc's runtime
+        tag = sys.implementation.cache_tag.replace("cpython-", "cp")
+        assert wheel.name.startswith(f"fieldgraph-{PYPROJECT['version']}-{tag}-{tag}-"), wheel.name
+        if sys.platform == "linux":  # auditwheel repair (make dist): a manylinux tag
+            assert "-manylinux" in wheel.name, wheel.name
+        for module in COMPILED:
+            assert any(n.startswith(f"fieldgraph/{module.removesuffix('.py')}.") for n in compiled), module
+        assert len(compiled) == len(COMPILED) + 1, compiled
 
 
 def test_version_and_public_api() -> None:
@@ -96,3 +111,50 @@ def test_a_missing_extra_is_named_with_its_install_command(monkeypatch: pytest.M
     assert res.exit_code == 3 and "needs the 'formats' extra" in res.stderr and "Traceback" not in res.output
     avro = fieldgraph.normalize('{"type": "record", "name": "R", "fields": []}')  # the base install's formats
     assert avro == []
+
+
+#: run in a virtualenv with a wheel installed: the answers for the goldens (JSON file argv[1]), and where the
+#: compiled modules were imported from
+GOLDEN_SCRIPT = """
+import importlib, json, sys
+from fieldgraph.normalizers import normalize
+
+inputs = json.load(open(sys.argv[1]))
+print(json.dumps({
+    "modules": [importlib.import_module(name).__file__ for name in sys.argv[2:]],
+    "answers": [[[f.to_datahub(), list(f.aliases), f.fieldId] for f in normalize(text, fmt, key=key)]
+                for text, fmt, key in inputs],
+}))
+"""
+
+
+def _golden_inputs() -> list[tuple[str, str, bool]]:
+    """Every golden schema of the formats the base install reads (Avro, JSON Schema, Spark; as key and value
+    where the golden tests read both)."""
+    avro = [(p.read_text(), "avro", p.stem.startswith("key_")) for p in sorted((GOLDEN / "avro").glob("*.avsc"))]
+    jsonschema = [(p.read_text(), "json-schema", key) for p in sorted((GOLDEN / "jsonschema").glob("*.json"))
+                  if not p.name.endswith(".fields.json") for key in (False, True)]
+    spark = [(p.read_text(), "spark", False) for p in sorted((GOLDEN / "spark").glob("*.spark"))]
+    return avro + jsonschema + spark
+
+
+@pytest.mark.parametrize("kind", ["pure", "compiled"])
+def test_each_wheel_installed_in_a_fresh_virtualenv_normalizes_the_goldens_as_the_source_does(
+        tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, kind: str) -> None:
+    python = session_venv(tmp_path_factory, kind)  # pip install <wheel>, with its dependencies
+    inputs = _golden_inputs()
+    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
+    proc = subprocess.run([str(python), "-c", GOLDEN_SCRIPT, str(tmp_path / "inputs.json"), *COMPILED_MODULES],
+                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    site = python.parent.parent
+    for module in map(Path, out["modules"]):  # the virtualenv's own fieldgraph ran, not this checkout's
+        assert module.is_relative_to(site), module
+        assert module.suffix == (".so" if kind == "compiled" else ".py"), module
+    ours = [[[f.to_datahub(), list(f.aliases), f.fieldId] for f in normalize(text, fmt, key=key)]
+            for text, fmt, key in inputs]
+    assert len(out["answers"]) == len(ours) > 40
+    for (text, fmt, key), installed, source in zip(inputs, out["answers"], ours, strict=True):
+        assert installed == source, f"{kind} wheel, {fmt} (key={key}): {text[:80]!r}..."
