@@ -8,11 +8,12 @@ import re
 import signal
 import tempfile
 import threading
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
-from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, embedded, open_store
+from fieldgraph.graph import EmbeddedServer, GraphError, GraphUnavailable, LineageGraph, embedded, open_store
 
 from .conftest import ds, dump, ingest, lineage_event, schema_event, sf
 from .kafka_fixtures import wait_for
@@ -268,3 +269,108 @@ def test_start_gives_up_on_a_server_that_neither_answers_nor_progresses() -> Non
             os.kill(server.process.pid, signal.SIGCONT)
             server.stop()
         assert not server.running()
+
+
+# --- a server that hangs while it loads (FalkorDB can deadlock there) is killed and started again, once ---
+
+
+def _stop_when_loading(server: EmbeddedServer, stopped: list[int]) -> None:
+    """SIGSTOP the server ``server`` spawns as soon as its pid file names it (it is loading then): it hangs."""
+    wait_for(lambda: server.process is not None and server._pid() == server.process.pid, 60,
+             "the server's pid file", every=0.005)
+    assert server.process is not None
+    stopped.append(server.process.pid)
+    os.kill(server.process.pid, signal.SIGSTOP)
+
+
+def test_a_server_that_hangs_while_loading_is_killed_and_started_again(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(embedded, "RESTART_AFTER", 1.0)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        with LineageGraph.open(f"embedded:{data}") as g:
+            _lineage(g)
+            before = dump(g)
+        # a tail that keeps the server loading for a second or two, during which it is stopped: it hangs
+        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
+        with open(_aof(data)[1][-1], "ab") as f:
+            f.write(_resp("GRAPH.QUERY", "g", slow))
+        aof = {p.name: p.read_bytes() for p in (data / "appendonlydir").glob("*.aof.*[!t]")}  # not the manifest
+
+        first, second = EmbeddedServer(data), EmbeddedServer(data)
+        stopped: list[int] = []
+        hang = threading.Thread(target=_stop_when_loading, args=(first, stopped))
+        hang.start()
+        joined: list[Exception | None] = []
+
+        def join_it() -> None:  # a second opener waits for the hung server, then for the new one
+            wait_for(lambda: bool(stopped), 60, "the hang", every=0.005)
+            try:
+                second.start(timeout=60)
+                joined.append(None)
+            except Exception as exc:
+                joined.append(exc)
+
+        joiner = threading.Thread(target=join_it)
+        joiner.start()
+        try:
+            with caplog.at_level("WARNING", logger="fieldgraph.graph.embedded"):
+                first.start(timeout=60)
+            hang.join()
+            joiner.join()
+            assert first.started_here and first.process is not None
+            assert first.process.pid != stopped[0] and first._pid() == first.process.pid  # a new server
+            assert joined == [None] and not second.started_here and second._pid() == first.process.pid
+            said = caplog.text
+            assert f"the embedded FalkorDB server in {data} (pid {stopped[0]}) hung while loading its data" in said
+            assert "used no CPU for 1s; its main thread is stopped" in said
+            assert "killing it and starting it again (the AOF is kept as it is)" in said
+            assert {p.name: p.read_bytes() for p in (data / "appendonlydir").glob("*.aof.*[!t]")} == aof  # kept
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert not g.store.server.started_here
+                assert dump(g) == before  # all the data is there
+            rows = first._client().execute_command("GRAPH.RO_QUERY", "g", "MATCH (n:Slow) RETURN count(n)")
+            assert rows[1] == [[1]]
+            assert (data / "server.log").read_text().count("Redis is starting") == 3  # created, hung, restarted
+        finally:
+            hang.join()
+            joiner.join()
+            second.stop()
+            first.stop()
+        assert not first.running()
+        with suppress(ProcessLookupError):  # the stopped server was killed (SIGKILL ends a stopped process)
+            os.kill(stopped[0], 0)
+            pytest.fail(f"the hung server {stopped[0]} is still there")
+
+
+def test_a_server_that_hangs_again_after_its_restart_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "RESTART_AFTER", 0.5)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        EmbeddedServer(data).start().stop()
+        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
+        with open(_aof(data)[1][-1], "ab") as f:
+            f.write(_resp("GRAPH.QUERY", "g", slow))
+        server = EmbeddedServer(data)
+        stopped: list[int] = []
+
+        def hang_twice() -> None:
+            _stop_when_loading(server, stopped)
+            wait_for(lambda: server.process is not None and server.process.pid != stopped[0], 60, "the restart",
+                     every=0.005)
+            _stop_when_loading(server, stopped)
+
+        hang = threading.Thread(target=hang_twice)
+        hang.start()
+        try:
+            with pytest.raises(GraphUnavailable, match=rf"in {re.escape(str(data))} hung while loading its data, "
+                                                       r"twice: .* Its files are untouched"):
+                server.start(timeout=0.5)
+        finally:
+            hang.join()
+        assert len(stopped) == 2 and server.process is None and not server.running()
+        for pid in stopped:
+            with suppress(ProcessLookupError):
+                os.kill(pid, 0)
+                pytest.fail(f"the hung server {pid} is still there")
+        EmbeddedServer(data).start().stop()  # the data folder opens as usual afterwards
