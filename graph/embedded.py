@@ -346,7 +346,7 @@ class EmbeddedServer:
             limit = min(timeout, RESTART_AFTER) if self.process is not None else timeout
             if now - last_sign > limit:
                 if self.process is not None:
-                    raise _Hung(state, limit, _main_thread(self.process.pid))
+                    raise _Hung(state, limit, _threads(self.process.pid), self._last_words())
                 raise GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
                                        f"progress for {timeout:g}s; see {self._log}")
             if now - last_report >= REPORT_EVERY:
@@ -404,6 +404,16 @@ class EmbeddedServer:
             return AOFDamaged(self._damaged([f"the server refused to load it: {complaint}"]))
         tail = _tail(self._log) or stderr.strip()
         return GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} exited {when}: {tail}")
+
+    def _last_words(self) -> str:
+        """The last line the server this object spawned wrote to its log (how far it got)."""
+        try:
+            with open(self._log, "rb") as f:
+                f.seek(self._log_from)
+                lines = f.read().decode(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1].strip() if lines else ""
 
     def _damaged(self, problems: list[str]) -> str:
         return (f"the append-only file of the embedded graph in {self.data_dir} is damaged, so it was not opened: "
@@ -502,9 +512,10 @@ class EmbeddedServer:
 class _Hung(GraphUnavailable):
     """A server :meth:`EmbeddedServer.start` spawned neither answered nor used CPU while it loaded."""
 
-    def __init__(self, state: str, seconds: float, main_thread: str) -> None:
+    def __init__(self, state: str, seconds: float, threads: str, last_words: str) -> None:
         said = {"busy": "accepted connections but answered nothing", "down": "did not listen on its socket"}
-        super().__init__(f"it {said.get(state, state)} and used no CPU for {seconds:g}s; {main_thread}")
+        super().__init__(f"it {said.get(state, state)} and used no CPU for {seconds:g}s; {threads}; the last line "
+                         f"of its log: {last_words or '(none)'}")
 
 
 class _Server:
@@ -840,19 +851,31 @@ def _in_disk_wait(pid: int) -> bool:
         return False
 
 
-def _main_thread(pid: int) -> str:
-    """What the main thread of a process is doing, from /proc (e.g. sleeping in a futex wait: a deadlock)."""
+def _threads(pid: int) -> str:
+    """What the threads of a process are doing, from /proc: the main thread's state and wait channel, then the
+    others' counted (e.g. all sleeping in ``futex_wait_queue`` and no CPU used: a deadlock)."""
+    names = {"S": "sleeping", "D": "waiting on the disk", "T": "stopped", "t": "stopped", "R": "running"}
+
+    def doing(task: Path) -> str:
+        state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        try:
+            wchan = (task / "wchan").read_text().strip()
+        except OSError:
+            wchan = ""
+        return names.get(state, state) + (f" in {wchan}" if wchan and wchan != "0" else "")
+
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        main = doing(Path(f"/proc/{pid}"))
+        others: dict[str, int] = {}
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            if task.name != str(pid):
+                with suppress(OSError, IndexError):
+                    what = doing(task)
+                    others[what] = others.get(what, 0) + 1
     except (OSError, IndexError):
-        return "its main thread could not be read"
-    try:
-        wchan = Path(f"/proc/{pid}/wchan").read_text().strip()
-    except OSError:
-        wchan = ""
-    names = {"S": "sleeping", "D": "waiting on the disk", "T": "stopped", "R": "running", "Z": "exited"}
-    where = f" in {wchan}" if wchan and wchan != "0" else ""
-    return f"its main thread is {names.get(state, state)}{where}"
+        return "its threads could not be read"
+    rest = ", ".join(f"{n} {what}" for what, n in sorted(others.items(), key=lambda kv: -kv[1]))
+    return f"its main thread is {main}" + (f"; its other threads: {rest}" if rest else "")
 
 
 def _aof_bytes(data_dir: Path) -> int:
