@@ -40,10 +40,15 @@ While a server loads, :meth:`start` waits for as long as it makes progress and r
 seconds (a ``progress`` callback and the ``fieldgraph.graph.embedded`` logger); its ``timeout`` only
 bounds how long a server may go without answering or making progress.
 
-Hangs: FalkorDB 4.16 can deadlock while it loads the AOF (its main thread waits forever on a lock, using no CPU;
-see ``_restart_hung``). A server that :meth:`start` spawned and that neither answers nor uses CPU for
-:data:`RESTART_AFTER` seconds is killed (loading, it has written nothing) and started again once, with a warning
-saying why; a second hang raises :class:`GraphUnavailable` naming the data folder. The AOF is never touched.
+Hangs: FalkorDB 4.16 can deadlock as it starts. Its cron thread's first task (streaming finished queries,
+``CMD_INFO``) takes the module's globals read lock while the main thread is still loading the module, whose last
+step re-initialises that lock (``Globals_Init``); a reader inside it then unlocks the fresh lock, its reader count
+underflows, and the next writer (a new graph, the graph decoded from the snapshot, any ``DEL``, e.g. one replayed
+from the AOF) waits forever, using no CPU. The server runs with ``CMD_INFO no`` (nothing here reads that log), so
+nothing takes the lock before it exists. As a guard all the same, a server that :meth:`start` spawned and that
+neither answers nor uses CPU for :data:`RESTART_AFTER` seconds is killed (loading, it has written nothing) and
+started again once, with a warning saying why; a second hang raises :class:`GraphUnavailable` naming the data
+folder. The AOF is never touched.
 """
 
 from __future__ import annotations
@@ -90,7 +95,9 @@ _PERSISTENCE = [
     "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "32mb", "--aof-load-truncated", "no",
     "--save", "",  # no dump.rdb: with the AOF on, a restart loads the AOF only
 ]
-_MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cypher to re-run
+#: log writes as effects, never as Cypher to re-run; no finished-queries log (``CMD_INFO``): its cron task is what
+#: deadlocks FalkorDB 4.16 (see the module docstring)
+_MODULE_ARGS = ["EFFECTS_THRESHOLD", "0", "CMD_INFO", "no"]
 
 
 def _binaries() -> tuple[str, str]:
