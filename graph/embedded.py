@@ -39,6 +39,16 @@ server's files are 0600.
 While a server loads, :meth:`start` waits for as long as it makes progress and reports it every few
 seconds (a ``progress`` callback and the ``fieldgraph.graph.embedded`` logger); its ``timeout`` only
 bounds how long a server may go without answering or making progress.
+
+Hangs: FalkorDB 4.16 can deadlock as it starts. Its cron thread's first task (streaming finished queries,
+``CMD_INFO``) takes the module's globals read lock while the main thread is still loading the module, whose last
+step re-initialises that lock (``Globals_Init``); a reader inside it then unlocks the fresh lock, its reader count
+underflows, and the next writer (a new graph, the graph decoded from the snapshot, any ``DEL``, e.g. one replayed
+from the AOF) waits forever, using no CPU. The server runs with ``CMD_INFO no`` (nothing here reads that log), so
+nothing takes the lock before it exists. As a guard all the same, a server that :meth:`start` spawned and that
+neither answers nor uses CPU for :data:`RESTART_AFTER` seconds is killed (loading, it has written nothing) and
+started again once, with a warning saying why; a second hang raises :class:`GraphUnavailable` naming the data
+folder. The AOF is never touched.
 """
 
 from __future__ import annotations
@@ -73,6 +83,9 @@ _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes
 
 #: seconds between progress reports while waiting for a loading server or an AOF rewrite
 REPORT_EVERY = 5.0
+#: seconds a server that :meth:`EmbeddedServer.start` spawned may neither answer nor use CPU before it is taken
+#: for hung (a deadlock in FalkorDB), killed and started again (once); a loading server uses CPU all the time
+RESTART_AFTER = 10.0
 #: a clean stop (or a start that replayed it) rewrites the AOF when its tail is longer than this
 #: and than a quarter of the snapshot: a shorter tail replays faster than a rewrite takes
 REWRITE_MIN_TAIL = 1 << 20
@@ -82,7 +95,9 @@ _PERSISTENCE = [
     "--auto-aof-rewrite-percentage", "100", "--auto-aof-rewrite-min-size", "32mb", "--aof-load-truncated", "no",
     "--save", "",  # no dump.rdb: with the AOF on, a restart loads the AOF only
 ]
-_MODULE_ARGS = ["EFFECTS_THRESHOLD", "0"]  # log writes as effects, never as Cypher to re-run
+#: log writes as effects, never as Cypher to re-run; no finished-queries log (``CMD_INFO``): its cron task is what
+#: deadlocks FalkorDB 4.16 (see the module docstring)
+_MODULE_ARGS = ["EFFECTS_THRESHOLD", "0", "CMD_INFO", "no"]
 
 
 def _binaries() -> tuple[str, str]:
@@ -239,7 +254,10 @@ class EmbeddedServer:
                 if state == "down" and self._pid() is None:
                     self._spawn()
                 # else another server is starting or loading this folder: wait for it, outside the lock
-            self._wait(timeout, progress)
+            try:
+                self._wait(timeout, progress)
+            except _Hung as hung:
+                self._restart_hung(hung, timeout, progress)
         except BaseException:
             self._release()
             raise
@@ -303,7 +321,9 @@ class EmbeddedServer:
         return self.data_dir / LOG_NAME
 
     def _wait(self, timeout: float, progress: Callable[[LoadProgress], None] | None) -> None:
-        """Wait until the server runs commands: as long as it answers, or its CPU time grows."""
+        """Wait until the server runs commands: as long as it answers, or its CPU time grows. Raises
+        :class:`_Hung` when a server this object spawned neither answers nor uses CPU for
+        :data:`RESTART_AFTER` s (or ``timeout``, if shorter); another's server is given ``timeout`` s."""
         t0 = last_sign = last_report = time.monotonic()
         pid = self._server_pid()
         cpu = _cpu_seconds(pid) if pid is not None else None
@@ -322,15 +342,18 @@ class EmbeddedServer:
                 last_sign = now
             elif pid is None:
                 if state == "down":
-                    raise self._exited("while loading")
+                    if not self._restarted_by_another():
+                        raise self._exited("while loading")
+                    last_sign = now
             else:
                 used = _cpu_seconds(pid)
-                if used is None or (pid == seen and cpu is not None and used > cpu):
+                if used is None or (pid == seen and cpu is not None and used > cpu) or _in_disk_wait(pid):
                     last_sign = now  # busy loading (without /proc, a live server counts as busy)
                 cpu = used
-            if now - last_sign > timeout:
+            limit = min(timeout, RESTART_AFTER) if self.process is not None else timeout
+            if now - last_sign > limit:
                 if self.process is not None:
-                    self._kill()
+                    raise _Hung(state, limit, _threads(self.process.pid), self._last_words())
                 raise GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} neither answered nor made "
                                        f"progress for {timeout:g}s; see {self._log}")
             if now - last_report >= REPORT_EVERY:
@@ -339,6 +362,37 @@ class EmbeddedServer:
                                           info.get("loading_loaded_bytes"),
                                           info.get("loading_total_bytes") or _aof_bytes(self.data_dir)), progress)
             time.sleep(0.05 if now - t0 < 1 else 0.2)
+
+    def _restarted_by_another(self) -> bool:
+        """Whether the server another client was waiting for is gone because its starter restarted it (hung): a
+        new one runs once the lock is free (the restart holds it from the kill to the new pid file)."""
+        if self.process is not None:
+            return False
+        with self._locked():
+            return self._pid() is not None
+
+    def _restart_hung(self, hung: _Hung, timeout: float, progress: Callable[[LoadProgress], None] | None) -> None:
+        """Kill the server this object spawned, which hung while it loaded, and start it again; wait for the new one.
+        Safe for the data: a loading server has written nothing to the AOF, and the files are not touched."""
+        assert self.process is not None
+        log.warning("the embedded FalkorDB server in %s (pid %d) hung while loading its data: %s; killing it and "
+                    "starting it again (the AOF is kept as it is)", self.data_dir, self.process.pid, hung)
+        with self._locked():  # no other client spawns meanwhile; one waiting for this server finds the new one
+            self._kill()
+            self._spawn()
+        try:
+            self._wait(timeout, progress)
+        except _Hung as again:
+            pid = self.process.pid if self.process is not None else None
+            if self.process is not None:
+                self._kill()
+            raise GraphUnavailable(
+                f"the embedded FalkorDB server in {self.data_dir} hung while loading its data, twice: killed and "
+                f"started again, it hung again (pid {pid}: {again}). Its files are untouched: try again (the hang is "
+                f"intermittent); if it persists, `fieldgraph server check --graph embedded:{self.data_dir}` says "
+                f"whether they are damaged, and {self._log} how far the server got") from None
+        log.warning("the embedded FalkorDB server in %s started again after the hang (pid %d)", self.data_dir,
+                    self.process.pid if self.process is not None else 0)
 
     @staticmethod
     def _report(report: LoadProgress, progress: Callable[[LoadProgress], None] | None) -> None:
@@ -357,6 +411,16 @@ class EmbeddedServer:
             return AOFDamaged(self._damaged([f"the server refused to load it: {complaint}"]))
         tail = _tail(self._log) or stderr.strip()
         return GraphUnavailable(f"the embedded FalkorDB server in {self.data_dir} exited {when}: {tail}")
+
+    def _last_words(self) -> str:
+        """The last line the server this object spawned wrote to its log (how far it got)."""
+        try:
+            with open(self._log, "rb") as f:
+                f.seek(self._log_from)
+                lines = f.read().decode(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return lines[-1].strip() if lines else ""
 
     def _damaged(self, problems: list[str]) -> str:
         return (f"the append-only file of the embedded graph in {self.data_dir} is damaged, so it was not opened: "
@@ -450,6 +514,15 @@ class EmbeddedServer:
                 raise GraphError(f"the embedded server in {self.data_dir} is running: stop it first "
                                  f"(fieldgraph server stop --graph embedded:{self.data_dir})")
             yield
+
+
+class _Hung(GraphUnavailable):
+    """A server :meth:`EmbeddedServer.start` spawned neither answered nor used CPU while it loaded."""
+
+    def __init__(self, state: str, seconds: float, threads: str, last_words: str) -> None:
+        said = {"busy": "accepted connections but answered nothing", "down": "did not listen on its socket"}
+        super().__init__(f"it {said.get(state, state)} and used no CPU for {seconds:g}s; {threads}; the last line "
+                         f"of its log: {last_words or '(none)'}")
 
 
 class _Server:
@@ -775,6 +848,41 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
     fields = stat.rsplit(")", 1)[1].split()  # fields 3.. of proc(5): state is [0], utime [11], stime [12]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _in_disk_wait(pid: int) -> bool:
+    """Whether the process is waiting on its disk (state D): it makes progress in the disk's time, not its own."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "D"
+    except (OSError, IndexError):
+        return False
+
+
+def _threads(pid: int) -> str:
+    """What the threads of a process are doing, from /proc: the main thread's state and wait channel, then the
+    others' counted (e.g. all sleeping in ``futex_wait_queue`` and no CPU used: a deadlock)."""
+    names = {"S": "sleeping", "D": "waiting on the disk", "T": "stopped", "t": "stopped", "R": "running"}
+
+    def doing(task: Path) -> str:
+        state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        try:
+            wchan = (task / "wchan").read_text().strip()
+        except OSError:
+            wchan = ""
+        return names.get(state, state) + (f" in {wchan}" if wchan and wchan != "0" else "")
+
+    try:
+        main = doing(Path(f"/proc/{pid}"))
+        others: dict[str, int] = {}
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            if task.name != str(pid):
+                with suppress(OSError, IndexError):
+                    what = doing(task)
+                    others[what] = others.get(what, 0) + 1
+    except (OSError, IndexError):
+        return "its threads could not be read"
+    rest = ", ".join(f"{n} {what}" for what, n in sorted(others.items(), key=lambda kv: -kv[1]))
+    return f"its main thread is {main}" + (f"; its other threads: {rest}" if rest else "")
 
 
 def _aof_bytes(data_dir: Path) -> int:

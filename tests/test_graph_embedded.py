@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 import threading
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
-from fieldgraph.graph import EmbeddedServer, GraphError, LineageGraph, embedded, open_store
+from fieldgraph.graph import EmbeddedServer, GraphError, GraphUnavailable, LineageGraph, embedded, open_store
 
 from .conftest import ds, dump, ingest, lineage_event, schema_event, sf
 from .kafka_fixtures import wait_for
@@ -268,3 +272,246 @@ def test_start_gives_up_on_a_server_that_neither_answers_nor_progresses() -> Non
             os.kill(server.process.pid, signal.SIGCONT)
             server.stop()
         assert not server.running()
+
+
+# --- a server that hangs while it loads (FalkorDB can deadlock there) is killed and started again, once ---
+
+
+def _stop_when_loading(server: EmbeddedServer, stopped: list[int]) -> None:
+    """SIGSTOP the server ``server`` spawns as soon as its pid file names it (it is loading then): it hangs."""
+    wait_for(lambda: server.process is not None and server._pid() == server.process.pid, 60,
+             "the server's pid file", every=0.005)
+    assert server.process is not None
+    stopped.append(server.process.pid)
+    os.kill(server.process.pid, signal.SIGSTOP)
+
+
+def test_a_server_that_hangs_while_loading_is_killed_and_started_again(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(embedded, "RESTART_AFTER", 1.0)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        with LineageGraph.open(f"embedded:{data}") as g:
+            _lineage(g)
+            before = dump(g)
+        # a tail that keeps the server loading for a second or two, during which it is stopped: it hangs
+        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
+        with open(_aof(data)[1][-1], "ab") as f:
+            f.write(_resp("GRAPH.QUERY", "g", slow))
+        aof = {p.name: p.read_bytes() for p in (data / "appendonlydir").glob("*.aof.*[!t]")}  # not the manifest
+
+        first, second = EmbeddedServer(data), EmbeddedServer(data)
+        stopped: list[int] = []
+        hang = threading.Thread(target=_stop_when_loading, args=(first, stopped))
+        hang.start()
+        joined: list[Exception | None] = []
+
+        def join_it() -> None:  # a second opener waits for the hung server, then for the new one
+            wait_for(lambda: bool(stopped), 60, "the hang", every=0.005)
+            try:
+                second.start(timeout=60)
+                joined.append(None)
+            except Exception as exc:
+                joined.append(exc)
+
+        joiner = threading.Thread(target=join_it)
+        joiner.start()
+        try:
+            with caplog.at_level("WARNING", logger="fieldgraph.graph.embedded"):
+                first.start(timeout=60)
+            hang.join()
+            joiner.join()
+            assert first.started_here and first.process is not None
+            assert first.process.pid != stopped[0] and first._pid() == first.process.pid  # a new server
+            assert joined == [None] and not second.started_here and second._pid() == first.process.pid
+            said = caplog.text
+            assert f"the embedded FalkorDB server in {data} (pid {stopped[0]}) hung while loading its data" in said
+            assert re.search(r"used no CPU for 1s; its main thread is stopped[^;]*; (its other threads: [^;]*; )?"
+                             r"the last line of its log: \d+:M ", said)  # e.g. in do_signal_stop
+            assert "killing it and starting it again (the AOF is kept as it is)" in said
+            assert {p.name: p.read_bytes() for p in (data / "appendonlydir").glob("*.aof.*[!t]")} == aof  # kept
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert not g.store.server.started_here
+                assert dump(g) == before  # all the data is there
+            rows = first._client().execute_command("GRAPH.RO_QUERY", "g", "MATCH (n:Slow) RETURN count(n)")
+            assert rows[1] == [[1]]
+            assert (data / "server.log").read_text().count("Redis is starting") == 3  # created, hung, restarted
+        finally:
+            hang.join()
+            joiner.join()
+            second.stop()
+            first.stop()
+        assert not first.running()
+        with suppress(ProcessLookupError):  # the stopped server was killed (SIGKILL ends a stopped process)
+            os.kill(stopped[0], 0)
+            pytest.fail(f"the hung server {stopped[0]} is still there")
+
+
+def test_a_server_that_hangs_again_after_its_restart_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "RESTART_AFTER", 0.5)
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        EmbeddedServer(data).start().stop()
+        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
+        with open(_aof(data)[1][-1], "ab") as f:
+            f.write(_resp("GRAPH.QUERY", "g", slow))
+        server = EmbeddedServer(data)
+        stopped: list[int] = []
+
+        def hang_twice() -> None:
+            _stop_when_loading(server, stopped)
+            wait_for(lambda: server.process is not None and server.process.pid != stopped[0], 60, "the restart",
+                     every=0.005)
+            _stop_when_loading(server, stopped)
+
+        hang = threading.Thread(target=hang_twice)
+        hang.start()
+        try:
+            with pytest.raises(GraphUnavailable, match=rf"in {re.escape(str(data))} hung while loading its data, "
+                                                       r"twice: .* Its files are untouched"):
+                server.start(timeout=0.5)
+        finally:
+            hang.join()
+        assert len(stopped) == 2 and server.process is None and not server.running()
+        for pid in stopped:
+            with suppress(ProcessLookupError):
+                os.kill(pid, 0)
+                pytest.fail(f"the hung server {pid} is still there")
+        EmbeddedServer(data).start().stop()  # the data folder opens as usual afterwards
+
+
+# --- the deadlock itself: FalkorDB 4.16's cron thread reads its globals before they exist ---
+
+#: LD_PRELOAD shim that forces, once, the interleaving behind the hang (see embedded's module docstring)
+_INTERLEAVE_C = r"""
+/* Force one interleaving in FalkorDB 4.16 (LD_PRELOAD): while the file $FG_INTERLEAVE exists (the first process
+ * to start removes it), the main thread's pthread_rwlock_init of the module's `_globals` lock (Globals_Init, at
+ * the end of RedisModule_OnLoad) waits until another thread holds that lock for reading (the cron thread's
+ * stream-finished-queries task: GraphIterator_Next), and that reader keeps it until the init is done. The reader's
+ * unlock (which the init then waits for) underflows the re-initialised lock's reader count: later writers wait
+ * forever. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile int armed = -1, reading, initialised, released;
+
+static int is_globals(void *p) {
+    Dl_info info;
+    return dladdr(p, &info) && info.dli_sname && strcmp(info.dli_sname, "_globals") == 0;
+}
+
+static int arm(void) {
+    if (armed < 0) {
+        const char *once = getenv("FG_INTERLEAVE");
+        armed = once && access(once, F_OK) == 0;
+    }
+    return armed;
+}
+
+int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
+    static int (*real)(pthread_rwlock_t *);
+    if (!real) real = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_rdlock");
+    int rc = real(l);
+    if (!initialised && arm() && is_globals(l) && !__atomic_exchange_n(&reading, 1, __ATOMIC_SEQ_CST))
+        for (int i = 0; i < 50000 && !initialised; i++) usleep(100);
+    return rc;
+}
+
+int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a) {
+    static int (*real)(pthread_rwlock_t *, const pthread_rwlockattr_t *);
+    if (!real) real = (int (*)(pthread_rwlock_t *, const pthread_rwlockattr_t *))dlsym(RTLD_NEXT, "pthread_rwlock_init");
+    int globals = is_globals(l);
+    if (globals && arm()) {
+        unlink(getenv("FG_INTERLEAVE"));
+        for (int i = 0; i < 2000 && !reading; i++) usleep(1000);
+    }
+    int rc = real(l, a);
+    if (globals) {
+        initialised = 1;
+        for (int i = 0; i < 2000 && reading && !released; i++) usleep(100);  /* until the reader has unlocked */
+    }
+    return rc;
+}
+
+int pthread_rwlock_unlock(pthread_rwlock_t *l) {
+    static int (*real)(pthread_rwlock_t *);
+    if (!real) real = (int (*)(pthread_rwlock_t *))dlsym(RTLD_NEXT, "pthread_rwlock_unlock");
+    int rc = real(l);
+    if (reading && initialised && !released && is_globals(l)) released = 1;
+    return rc;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def interleave(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shim, built with the C compiler (skipped without one, or off Linux)."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None or sys.platform != "linux":
+        pytest.skip("needs a C compiler and Linux (LD_PRELOAD)")
+    folder = tmp_path_factory.mktemp("interleave")
+    (folder / "interleave.c").write_text(_INTERLEAVE_C)
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(folder / "interleave.so"), str(folder / "interleave.c"),
+                    "-ldl"], check=True, capture_output=True)
+    return folder / "interleave.so"
+
+
+def _interleaved_start(monkeypatch: pytest.MonkeyPatch, shim: Path, data: Path) -> EmbeddedServer:
+    """Start a server on ``data`` whose first process gets the interleaving (the shim removes the marker)."""
+    marker = data.parent / "interleave-once"
+    marker.touch()
+    monkeypatch.setenv("LD_PRELOAD", str(shim))
+    monkeypatch.setenv("FG_INTERLEAVE", str(marker))
+    try:
+        return EmbeddedServer(data).start(timeout=60)
+    finally:
+        monkeypatch.delenv("LD_PRELOAD")
+        assert not marker.exists()  # the shim was in the server and armed
+
+
+def test_falkordb_deadlocks_when_its_cron_thread_reads_the_globals_first_and_the_guard_restarts_it(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, interleave: Path) -> None:
+    monkeypatch.setattr(embedded, "RESTART_AFTER", 1.0)
+    monkeypatch.setattr(embedded, "_MODULE_ARGS", ["EFFECTS_THRESHOLD", "0"])  # FalkorDB's default: CMD_INFO on
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        with LineageGraph.open(f"embedded:{data}") as g:
+            _lineage(g)
+            before = dump(g)
+        with caplog.at_level("WARNING", logger="fieldgraph.graph.embedded"):
+            server = _interleaved_start(monkeypatch, interleave, data)
+        try:
+            # the real deadlock, while loading: the main thread waits forever for the globals write lock
+            assert re.search(r"hung while loading its data: it accepted connections but answered nothing and used "
+                             r"no CPU for 1s; its main thread is sleeping in futex", caplog.text), caplog.text
+            assert "started again after the hang" in caplog.text
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert dump(g) == before
+        finally:
+            server.stop()
+
+
+def test_with_cmd_info_off_the_same_interleaving_does_not_deadlock(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, interleave: Path) -> None:
+    # (the shim's lock init waits up to 2 s, sleeping, for a reader that does not come: RESTART_AFTER stays 10 s)
+    assert embedded._MODULE_ARGS[-2:] == ["CMD_INFO", "no"]
+    with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
+        data = Path(tmp) / "d"
+        with LineageGraph.open(f"embedded:{data}") as g:
+            _lineage(g)
+            before = dump(g)
+        with caplog.at_level("WARNING", logger="fieldgraph.graph.embedded"):
+            server = _interleaved_start(monkeypatch, interleave, data)
+        try:
+            assert "hung" not in caplog.text  # no cron task reads the globals before they exist: nothing to undo
+            assert (data / "server.log").read_text().count("Redis is starting") == 2  # one spawn for this start
+            with LineageGraph.open(f"embedded:{data}") as g:
+                assert dump(g) == before
+                ingest(g, schema_event(ds("db.c"), ["z"], 4))  # writes DEL their writer keys: the globals write lock
+                assert g.stats().fields == 5
+        finally:
+            server.stop()
