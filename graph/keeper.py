@@ -96,12 +96,7 @@ def _stop(data_dir: Path, server: subprocess.Popen[bytes]) -> bool:
         try:
             if (data_dir / PINNED).exists():
                 return False
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            _end(server)
             if server.returncode == 0:
                 write_record(data_dir)
             return True
@@ -109,6 +104,17 @@ def _stop(data_dir: Path, server: subprocess.Popen[bytes]) -> bool:
             os.close(clients)
     finally:
         os.close(lock)
+
+
+def _end(server: subprocess.Popen[bytes], timeout: float = 120) -> int:
+    """SIGTERM (a clean shutdown); SIGKILL if the server has not exited ``timeout`` s later (a hung one never will);
+    its exit status."""
+    server.send_signal(signal.SIGTERM)
+    try:
+        return server.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        return server.wait()
 
 
 def _die_with(parent: int) -> None:
@@ -160,7 +166,7 @@ def main(argv: list[str]) -> int:
         except OSError:
             idle_since = None
             if not data_dir.is_dir():  # removed: no client can find the server any more
-                server.terminate()
+                return _end(server, timeout=10)
 
 
 if __name__ == "__main__":

@@ -276,3 +276,17 @@ def test_check_and_repair_say_so_when_nothing_is_wrong_and_refuse_a_running_serv
     finally:
         server.stop()
     assert embedded.AOF_DIR == "appendonlydir"
+
+
+def test_a_hung_server_whose_data_folder_is_removed_is_killed(data: Path) -> None:
+    """A removed data folder ends its server (no client can find it again); one that ignores SIGTERM (stopped here,
+    as a deadlocked one would be) is killed, not left running for ever."""
+    server = EmbeddedServer(data).start()
+    pid = server._pid()
+    assert pid is not None and server.process is not None
+    os.kill(pid, signal.SIGSTOP)
+    shutil.rmtree(data)
+    wait_for(lambda: server.process is not None and server.process.keeper.poll() is not None, 30,
+             "the keeper to end the stopped server", every=0.1)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
