@@ -1,8 +1,8 @@
-"""The build as pyproject.toml declares it. With ``FIELDGRAPH_MYPYC=1`` in the environment, the modules listed
-under ``[tool.fieldgraph] mypyc`` there (the normalizers' type model, fields, paths, walk and Avro parser) are
-also compiled to C extensions by mypyc, as black and mypy ship theirs: the same source and output, about twice
-the fields/s (``benchmarks/normalize.py --mypyc``). The published wheels are built that way (``make dist``,
-``[tool.cibuildwheel]``). That needs a C compiler, Python's headers and mypy (which brings mypyc) where the
+"""The build as pyproject.toml declares it. With ``FIELDGRAPH_MYPYC=1`` in the environment, the modules listed under
+``[tool.fieldgraph] mypyc`` there (the normalizers' type model, fields, paths, walk, Avro parser and Protobuf
+converter) are also compiled to C extensions by mypyc, as black and mypy ship theirs: the same source and output,
+about twice the fields/s (``benchmarks/normalize.py --mypyc``). The published wheels are built that way (``make
+dist``, ``[tool.cibuildwheel]``). That needs a C compiler, Python's headers and mypy (which brings mypyc) where the
 build runs::
 
     pip install setuptools mypy && FIELDGRAPH_MYPYC=1 pip install --no-build-isolation .

@@ -13,12 +13,13 @@ either of them), run alternately, best round each; the outputs are checked ident
 are the process's CPU time: both sides run on one thread, and on a shared machine wall time measures the
 other processes too.
 
-``--mypyc`` also measures fieldgraph as installed from the compiled wheel (``make dist``'s: the type model,
-fields, paths, walk and Avro parser compiled by mypyc, setup.py): built, installed with pip into a fresh
-virtualenv (tests/compiled.py) and run there, every row again (Avro and the other formats), against DataHub again
-(this environment's packages come after the virtualenv's own there, for DataHub's converters). Both sets of rows
-come from one run: ``avro``, ``jsonschema``, ... for the source (what ``pip install -e .`` and the pure wheel
-run), ``mypyc`` for the compiled wheel.
+``--mypyc`` also measures fieldgraph as installed from the compiled wheel (``make dist``'s: the type model, fields,
+paths, walk, Avro parser and Protobuf converter compiled by mypyc, setup.py): built, installed with pip into a
+fresh virtualenv (tests/compiled.py) and run there, every row again (Avro and the other formats), against DataHub
+again (this environment's packages come after the virtualenv's own there, for DataHub's converters). Both sets of
+rows come from one run: ``avro``, ``jsonschema``, ... for the source (what ``pip install -e .`` and the pure wheel
+run), ``mypyc`` for the compiled wheel. ``--only protobuf`` runs the Protobuf rows alone
+(``normalize_formats_protobuf.py``; with ``--mypyc``, again from the compiled wheel).
 """
 
 from __future__ import annotations
@@ -94,9 +95,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--scale", type=int, default=1)
-    ap.add_argument("--only", choices=["avro", "all"], default="all")
-    ap.add_argument("--mypyc", action="store_true", help="also measure the walk and Avro parser compiled by mypyc")
+    ap.add_argument("--only", choices=["avro", "protobuf", "all"], default="all")
+    ap.add_argument("--mypyc", action="store_true", help="also measure the compiled wheel (make dist's)")
     args = ap.parse_args()
+    if args.only == "protobuf":
+        report = other_formats("protobuf")
+        if args.mypyc:
+            report["mypyc"] = compiled(args)
+        print(json.dumps({"benchmark": "normalize", **report}, indent=2))
+        return
 
     from fieldgraph.normalizers import normalize
 
@@ -197,12 +204,12 @@ def compiled(args: argparse.Namespace) -> dict:
     return {"wheel": wheel.name, "compiled": COMPILED, **out}
 
 
-def other_formats() -> dict:
-    """Run the other formats' scripts and collect their JSON."""
+def other_formats(only: str = "*") -> dict:
+    """Run the other formats' scripts (or the ``only`` one) and collect their JSON."""
     import subprocess
 
     out = {}
-    for script in sorted(Path(__file__).parent.glob("normalize_formats_*.py")):
+    for script in sorted(Path(__file__).parent.glob(f"normalize_formats_{only}.py")):
         fmt = script.stem.removeprefix("normalize_formats_")
         res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         try:

@@ -46,7 +46,6 @@ from fieldgraph.normalizers.protobuf import _compile, parse_protobuf
 from fieldgraph.normalizers.visitor import walk
 
 ROOT = Path(__file__).resolve().parent.parent
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
 Corpus = list[tuple[str, str]]
 _HEAD = 'syntax = "proto3";\npackage bench.{name};\n'
 _SCALARS = ["string", "int64", "double", "bool", "int32", "bytes", "uint32", "sint64", "fixed32", "float"]
@@ -148,6 +147,7 @@ def row(t: dict[str, float], schemas: int, fields: int) -> dict[str, Any]:
 
 
 def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     logging.disable(logging.WARNING)
     import networkx as nx
     from datahub.ingestion.extractor import protobuf_util as pu
@@ -188,7 +188,7 @@ def main() -> None:
     fields = {shape: sum(len(ours_desc(*d)) for d in descs[shape]) for shape in data}
     # a timed block is the shape's schemas `reps` times (text: each time under new names), a few thousand fields
     reps = {shape: -(-2000 // fields[shape]) for shape in data}
-    for r in range(ROUNDS):
+    for r in range(rounds):
         for shape, items in data.items():
             renamed = [fresh(stem, text, f"r{r}x{k}") for k in range(reps[shape]) for stem, text in items]
             for input_, args, sides in (
@@ -206,7 +206,7 @@ def main() -> None:
                            "time apart (protoc*, ratioWithoutProtoc)",
                    "descriptor": "the same compiled FileDescriptor "
                                  "(DataHub: _populate_graph, acyclic check, _schema_fields_from_dag)"},
-        "clock": "process CPU time", "rounds": ROUNDS, "identical_output": True, **out}}, indent=2))
+        "clock": "process CPU time", "rounds": rounds, "identical_output": True, **out}}, indent=2))
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ class WalkHints:
         self.bare: Final = bare  # the root record: no token of its own; its fields are top-level fields
         self.part_of_key: Final = part_of_key  # the root: isPartOfKey of a key schema's fields (default: True)
         # JSON Schema: the converter decides every emitted attribute itself.
-        # a mapping of SchemaField attributes for the field emitted at this node, used as is
+        # a mapping of SchemaField attributes for the field emitted at this node, used as is: type and
+        # nativeDataType, and any of nullable, description, recursive, jsonProps, tags
         self.emitted: Final = emitted
         self.silent: Final = silent  # the node emits no field of its own where the walk would emit one
         self.null_members: Final = null_members  # a union: its nulls are plain members ([null, T] is not T's option)

@@ -53,7 +53,6 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
-from operator import itemgetter
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -80,7 +79,6 @@ _SCALARS: dict[int, tuple[str, str, str]] = {
     18: ("long", "sint64", "NumberType"),
 }
 _TYPE_ENUM = 14
-_first = itemgetter(0)
 _LABEL_REPEATED = 3
 _UNION_TYPE = FieldType("UnionType")
 _RECORD_TYPE = FieldType("RecordType")
@@ -313,7 +311,9 @@ class _Scratch:
         self.paths.setdefault(name, path)
         view = memoryview(content)
         while view:
-            view = view[os.write(fd, view):]
+            # written first: mypyc evaluates a call in the bound of a memoryview's slice twice (writing twice)
+            written = os.write(fd, view)
+            view = view[written:]
         return path
 
     def tree(self, files: Mapping[str, str]) -> str:
@@ -555,17 +555,20 @@ class _Converter:
                 f"recursive messages expand to more than {MAX_RECORDS} records", path=name
             )
         below = above | {name}
-        members: list[tuple[str, Field]] = []
+        # by DataHub's path token, for ordering (unique: a message's fields and oneofs have unique names); a dict,
+        # not a list of pairs: a pair per field would be an object more for the garbage collector to count
+        members: dict[str, Field] = {}
+        oneofs = msg.oneofs
         for field in msg.fields:
-            if field.containing_oneof is None:
-                members.append(self.field(field, below))
-        for oneof in msg.oneofs:
-            inner = sorted([self.field(f, below) for f in oneof.fields], key=_first)
-            node = Record(oneof.full_name, tuple(f for _, f in inner), None, _ONEOF_PROPS, _ONEOF_HINTS)
-            members.append((f"[type=union].{oneof.name}", Field(oneof.name, node)))
-        members.sort(key=_first)
+            if not oneofs or field.containing_oneof is None:  # (a descriptor's attribute costs: read it if need be)
+                token, member = self.field(field, below)
+                members[token] = member
+        for oneof in oneofs:
+            inner = dict(self.field(f, below) for f in oneof.fields)
+            node = Record(oneof.full_name, _in_order(inner), None, _ONEOF_PROPS, _ONEOF_HINTS)
+            members[f"[type=union].{oneof.name}"] = Field(oneof.name, node)
         hints = WalkHints(token=_token(name), emitted=_emitted(_RECORD_TYPE, name))
-        rec = Record(name, tuple([f for _, f in members]), None, self.props(name), hints)
+        rec = Record(name, _in_order(members), None, self.props(name), hints)
         self.records[key] = rec
         return rec
 
@@ -622,6 +625,11 @@ class _Converter:
             node = self.enums[key] = Enum(name, tuple(v.name for v in desc.values), None,
                                           EMPTY if item else self.props(name), WalkHints(emitted=_emitted(ftype, name)))
         return node
+
+
+def _in_order(members: dict[str, Field]) -> tuple[Field, ...]:
+    """The fields by their path tokens (the keys), in DataHub's order."""
+    return tuple([members[token] for token in sorted(members)])
 
 
 def _emitted(ftype: FieldType, native: str, nullable: bool = True, recursive: bool = False) -> dict[str, Any]:
