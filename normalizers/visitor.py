@@ -283,7 +283,8 @@ class _Walk:
                 if prefix is None:  # the path so far, joined once for all the record's simple fields
                     prefix = ".".join(self.stack)
                 if leaf is not None:
-                    self.leaf_field(prefix, child, *leaf)
+                    node_type, actual, token = leaf  # named, not *leaf: mypyc calls a method with *args generically
+                    self.leaf_field(prefix, child, node_type, actual, token)
                 elif given is not None:  # what given() emits for it, with no stack to push and join
                     path = f"{prefix}.{_annotation(deref(child.type))}.{_field_token(child)}"  # stated(child) at once:
                     self.out.append(_given_field(path, given, self.part_of_key, child.aliases, child.field_id))
