@@ -7,6 +7,7 @@ the compiled one installed that way."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import sysconfig
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,7 +86,7 @@ def venv_with(wheel: Path, where: Path, *, reference: bool = False) -> Path:
     python = where / "bin" / "python"
     # without PYTHONPATH: a checkout on it (its fieldgraph.egg-info) would look like fieldgraph installed already
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
-          str(wheel)], env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+          str(wheel)], env=_without_pythonpath())
     if reference:
         site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -92,6 +94,22 @@ def venv_with(wheel: Path, where: Path, *, reference: bool = False) -> Path:
         # checkout's editable install is not (the virtualenv's fieldgraph is the one imported)
         Path(site, "zz-reference.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return python
+
+
+def run_in(python: Path, script: str, inputs: Any, folder: Path, *args: str, timeout: float = 600) -> Any:
+    """``script`` run by a virtualenv's ``python`` in ``folder`` (without PYTHONPATH, so the virtualenv's fieldgraph
+    runs, not this checkout's), given the path of ``inputs`` written there as JSON, then ``args``; what it printed,
+    read as JSON."""
+    path = folder / "inputs.json"
+    path.write_text(json.dumps(inputs))
+    proc = subprocess.run([str(python), "-c", script, str(path), *args], cwd=folder, env=_without_pythonpath(),
+                          capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def _without_pythonpath() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 def _scripts_path() -> str:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -20,7 +18,7 @@ import pytest
 from fieldgraph.normalizers import normalize
 from fieldgraph.normalizers.errors import SchemaNormalizationError
 
-from .compiled import COMPILED_MODULES, session_venv
+from .compiled import COMPILED_MODULES, run_in, session_venv
 from .golden import GOLDEN
 from .test_avro_errors import CASES
 
@@ -72,12 +70,7 @@ def compiled_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_compiled_build_normalizes_as_the_source_does(compiled_python: Path, tmp_path: Path) -> None:
     inputs = _inputs()
-    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
-    proc = subprocess.run([str(compiled_python), "-c", SCRIPT, str(tmp_path / "inputs.json"), *COMPILED_MODULES],
-                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    out = run_in(compiled_python, SCRIPT, inputs, tmp_path, *COMPILED_MODULES)
     # the modules pyproject.toml lists were compiled, and those are what ran
     assert out["modules"] and all(Path(m).suffix == ".so" for m in out["modules"]), out["modules"]
     ours = [_answer(schema, key) for schema, key in inputs]
@@ -155,13 +148,7 @@ def _protobuf_inputs() -> list[tuple[str | None, str | None, dict]]:
 def test_the_compiled_protobuf_converter_normalizes_as_the_source_does(compiled_python: Path, tmp_path: Path) -> None:
     pytest.importorskip("grpc_tools")
     inputs = _protobuf_inputs()
-    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
-    proc = subprocess.run([str(compiled_python), "-c", PROTOBUF_SCRIPT, str(tmp_path / "inputs.json"),
-                           sysconfig.get_path("purelib")],
-                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    out = run_in(compiled_python, PROTOBUF_SCRIPT, inputs, tmp_path, sysconfig.get_path("purelib"))
     assert Path(out["module"]).suffix == ".so", out["module"]  # compiled (pyproject.toml lists it), and what ran
     ours = [_protobuf_answer(*item) for item in inputs]
     assert sum(isinstance(a, str) for a in ours) == 6  # the bad schemas failed, nothing else

@@ -5,8 +5,6 @@ install them."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import tomllib
@@ -19,7 +17,7 @@ import fieldgraph
 from fieldgraph.errors import MissingExtraError
 from fieldgraph.normalizers import normalize
 
-from .compiled import COMPILED, COMPILED_MODULES, Dist, session_dist, session_venv
+from .compiled import COMPILED, COMPILED_MODULES, Dist, run_in, session_dist, session_venv
 from .golden import GOLDEN
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,12 +141,7 @@ def test_each_wheel_installed_in_a_fresh_virtualenv_normalizes_the_goldens_as_th
         tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, kind: str) -> None:
     python = session_venv(tmp_path_factory, kind)  # pip install <wheel>, with its dependencies
     inputs = _golden_inputs()
-    (tmp_path / "inputs.json").write_text(json.dumps(inputs))
-    proc = subprocess.run([str(python), "-c", GOLDEN_SCRIPT, str(tmp_path / "inputs.json"), *COMPILED_MODULES],
-                          cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout)
+    out = run_in(python, GOLDEN_SCRIPT, inputs, tmp_path, *COMPILED_MODULES, timeout=300)
     site = python.parent.parent
     for module in map(Path, out["modules"]):  # the virtualenv's own fieldgraph ran, not this checkout's
         assert module.is_relative_to(site), module
