@@ -105,6 +105,14 @@ def _resp(*args: str) -> bytes:
     return b"".join(out)
 
 
+def _slow_tail(data: Path, rows: int) -> None:
+    """Append to the AOF tail one expensive Cypher statement (a sum over ``rows`` rows), which keeps the server
+    loading for a while when it replays it."""
+    slow = f"UNWIND range(1, {rows}) AS x WITH sum(x) AS s CREATE (:Slow {{s: s}})"
+    with open(_aof(data)[1][-1], "ab") as f:
+        f.write(_resp("GRAPH.QUERY", "g", slow))
+
+
 def test_a_clean_stop_leaves_a_snapshot_that_the_restart_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedded, "REWRITE_MIN_TAIL", 0)  # rewrite even this small graph's tail
     with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
@@ -224,9 +232,7 @@ def test_start_waits_for_a_loading_server_and_a_second_opener_joins_it(monkeypat
         data = Path(tmp) / "d"
         EmbeddedServer(data).start().stop()
         # a tail whose replay keeps the server busy for seconds: one expensive Cypher statement
-        slow = "UNWIND range(1, 20000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
-        with open(_aof(data)[1][-1], "ab") as f:
-            f.write(_resp("GRAPH.QUERY", "g", slow))
+        _slow_tail(data, 20000000)
 
         first, second = EmbeddedServer(data), EmbeddedServer(data)
         reports: list[embedded.LoadProgress] = []
@@ -295,9 +301,7 @@ def test_a_server_that_hangs_while_loading_is_killed_and_started_again(
             _lineage(g)
             before = dump(g)
         # a tail that keeps the server loading for a second or two, during which it is stopped: it hangs
-        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
-        with open(_aof(data)[1][-1], "ab") as f:
-            f.write(_resp("GRAPH.QUERY", "g", slow))
+        _slow_tail(data, 5000000)
         aof = {p.name: p.read_bytes() for p in (data / "appendonlydir").glob("*.aof.*[!t]")}  # not the manifest
 
         first, second = EmbeddedServer(data), EmbeddedServer(data)
@@ -352,9 +356,7 @@ def test_a_server_that_hangs_again_after_its_restart_is_a_clear_error(monkeypatc
     with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
         data = Path(tmp) / "d"
         EmbeddedServer(data).start().stop()
-        slow = "UNWIND range(1, 5000000) AS x WITH sum(x) AS s CREATE (:Slow {s: s})"
-        with open(_aof(data)[1][-1], "ab") as f:
-            f.write(_resp("GRAPH.QUERY", "g", slow))
+        _slow_tail(data, 5000000)
         server = EmbeddedServer(data)
         stopped: list[int] = []
 
