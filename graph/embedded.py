@@ -840,20 +840,25 @@ def _rewriting(info: dict[str, Any]) -> bool:
     return bool(info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled"))
 
 
+def _stat(task: Path) -> list[str]:
+    """Fields 3.. of a process's (or a thread's) ``stat`` in /proc (proc(5)): its state is [0], utime [11], stime
+    [12]; OSError where there is none."""
+    return (task / "stat").read_text().rsplit(")", 1)[1].split()
+
+
 def _cpu_seconds(pid: int) -> float | None:
     """User and system CPU time of a process, from /proc (None where there is none)."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = _stat(Path(f"/proc/{pid}"))
     except OSError:
         return None
-    fields = stat.rsplit(")", 1)[1].split()  # fields 3.. of proc(5): state is [0], utime [11], stime [12]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _in_disk_wait(pid: int) -> bool:
     """Whether the process is waiting on its disk (state D): it makes progress in the disk's time, not its own."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "D"
+        return _stat(Path(f"/proc/{pid}"))[0] == "D"
     except (OSError, IndexError):
         return False
 
@@ -864,7 +869,7 @@ def _threads(pid: int) -> str:
     names = {"S": "sleeping", "D": "waiting on the disk", "T": "stopped", "t": "stopped", "R": "running"}
 
     def doing(task: Path) -> str:
-        state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        state = _stat(task)[0]
         try:
             wchan = (task / "wchan").read_text().strip()
         except OSError:
