@@ -110,8 +110,9 @@ class Neo4jImport:
     """The files of one ``neo4j-admin database import full`` and the options they need."""
 
     folder: Path
-    nodes: dict[str, Path] = field(default_factory=dict)
-    relationships: dict[str, Path] = field(default_factory=dict)
+    #: (label, file) and (type, file): a file per label (type) and part, its header its first line
+    nodes: list[tuple[str, Path]] = field(default_factory=list)
+    relationships: list[tuple[str, Path]] = field(default_factory=list)
     array_delimiter: str = ARRAY_DELIMITERS[0]
     #: some string holds a line break: the importer must read fields over several lines (slower)
     multiline: bool = False
@@ -133,8 +134,8 @@ class Neo4jImport:
             opts.append(f"--threads={threads}")
         if max_off_heap_memory:
             opts.append(f"--max-off-heap-memory={max_off_heap_memory}")
-        opts += [f"--nodes={label}={path}" for label, path in sorted(self.nodes.items())]
-        opts += [f"--relationships={t}={path}" for t, path in sorted(self.relationships.items())]
+        opts += [f"--nodes={label}={path}" for label, path in sorted(self.nodes)]
+        opts += [f"--relationships={t}={path}" for t, path in sorted(self.relationships)]
         return opts
 
     def command(self, database: str = "neo4j", **kw: Any) -> str:
@@ -168,12 +169,14 @@ def _cell(v: Any, delim: str, where: str) -> str:
         if not v or v == [""]:  # the importer reads both as no property
             raise BulkLoadError(f"{where} holds {v!r}: Neo4j's importer reads it as no property; stream this graph "
                                 "instead")
+        if any(isinstance(x, str) and delim in x for x in v):
+            raise BulkLoadError(f"{where}: an element of {v!r} holds the array delimiter {delim!r}")
         return _quoted(delim.join(x if isinstance(x, str) else _scalar(x) for x in v))
     return _scalar(v)
 
 
-def _array_delimiter(snapshot: Snapshot) -> str:
-    """The first of :data:`ARRAY_DELIMITERS` no list element holds (Neo4j splits arrays on it, unescaped)."""
+def delimiters_used(snapshot: Snapshot) -> set[str]:
+    """Which of :data:`ARRAY_DELIMITERS` some list element of ``snapshot`` holds (the delimiter must not be one)."""
     used: set[str] = set()
     for row in _all_rows(snapshot):
         for v in row.props.values():
@@ -181,6 +184,11 @@ def _array_delimiter(snapshot: Snapshot) -> str:
                 for x in v:
                     if isinstance(x, str):
                         used.update(c for c in ARRAY_DELIMITERS if c in x)
+    return used
+
+
+def array_delimiter(used: set[str]) -> str:
+    """The first of :data:`ARRAY_DELIMITERS` not in ``used`` (Neo4j splits arrays on it, unescaped)."""
     for c in ARRAY_DELIMITERS:
         if c not in used:
             return c
@@ -192,35 +200,47 @@ def _all_rows(snapshot: Snapshot) -> Iterator[NodeRow | EdgeRow]:
     yield from snapshot.edges
 
 
-def write_neo4j_import(snapshot: Snapshot, folder: str | os.PathLike[str]) -> Neo4jImport:
-    """The CSV files of ``neo4j-admin database import full`` for ``snapshot``, in ``folder``: ``nodes-<Label>.csv``
-    (``:ID`` the snapshot's node id, ``:LABEL``, one typed column per property) and ``rels-<TYPE>.csv``
-    (``:START_ID``, ``:END_ID``, ``:TYPE``, properties)."""
-    out = Neo4jImport(Path(folder).absolute())
+def write_neo4j_import(parts: Snapshot | Iterable[Snapshot], folder: str | os.PathLike[str], *,
+                       delimiter: str | None = None) -> Neo4jImport:
+    """The CSV files of ``neo4j-admin database import full`` for a snapshot, or for the parts of one graph (parts
+    share no node; :mod:`fieldgraph.graph.partition`), read one at a time: per part, ``nodes-<Label>.csv`` (``:ID``,
+    ``:LABEL``, one typed column per property) and ``rels-<TYPE>.csv`` (``:START_ID``, ``:END_ID``, ``:TYPE``,
+    properties), the second part's ``nodes-<Label>-1.csv`` and so on, each with its header. Node ids are the parts'
+    own, numbered on from the part before. ``delimiter``: the array delimiter, none of the parts' list elements
+    holding it (:func:`delimiters_used`, :func:`array_delimiter`; found here for one snapshot)."""
+    if isinstance(parts, Snapshot):
+        delimiter = delimiter or array_delimiter(delimiters_used(parts))
+        parts = [parts]
+    elif delimiter is None:
+        raise ValueError("the array delimiter of parts must be given (array_delimiter of their delimiters_used)")
+    out = Neo4jImport(Path(folder).absolute(), array_delimiter=delimiter)
     out.folder.mkdir(parents=True, exist_ok=True)
-    delim = out.array_delimiter = _array_delimiter(snapshot)
-    by_label: dict[str, list[NodeRow]] = {}
-    for n in snapshot.nodes:
-        by_label.setdefault(n.label, []).append(n)
-    by_type: dict[str, list[EdgeRow]] = {}
-    for e in snapshot.edges:
-        by_type.setdefault(e.type, []).append(e)
-    for label, nodes in sorted(by_label.items()):
-        path = out.folder / f"nodes-{label}.csv"
-        out.multiline |= _write_rows(path, [":ID", ":LABEL"], nodes, f"label {label}", delim)
-        out.nodes[label] = path
-        out.node_count += len(nodes)
-    for t, edges in sorted(by_type.items()):
-        path = out.folder / f"rels-{t}.csv"
-        out.multiline |= _write_rows(path, [":START_ID", ":END_ID", ":TYPE"], edges, f"relationship type {t}",
-                                     delim)
-        out.relationships[t] = path
-        out.edge_count += len(edges)
+    offset = 0
+    for k, snapshot in enumerate(parts):
+        suffix = f"-{k}" if k else ""
+        number = _numbering(snapshot, offset)
+        for label, nodes in sorted(_grouped(snapshot.nodes, "label").items()):
+            path = out.folder / f"nodes-{label}{suffix}.csv"
+            out.multiline |= _write_rows(path, [":ID", ":LABEL"], nodes, f"label {label}", delimiter, number)
+            out.nodes.append((label, path))
+            out.node_count += len(nodes)
+        for t, edges in sorted(_grouped(snapshot.edges, "type").items()):
+            path = out.folder / f"rels-{t}{suffix}.csv"
+            out.multiline |= _write_rows(path, [":START_ID", ":END_ID", ":TYPE"], edges, f"relationship type {t}",
+                                         delimiter, number)
+            out.relationships.append((t, path))
+            out.edge_count += len(edges)
+        offset += len(snapshot.nodes)
     return out
 
 
+def _numbering(snapshot: Snapshot, offset: int) -> dict[int, int]:
+    """A part's node ids -> the graph's: in the order of its nodes, from ``offset``."""
+    return {n.id: i for i, n in enumerate(snapshot.nodes, start=offset)}
+
+
 def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence[EdgeRow], where: str,
-                delim: str) -> bool:
+                delim: str, number: Mapping[int, int]) -> bool:
     """One import file (nodes of one label, or edges of one type); whether some value holds a line break."""
     types = property_types((r.props for r in rows), where)
     keys = sorted(types)
@@ -229,7 +249,11 @@ def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence
         fh.write(",".join(fixed + [f"{k}:{types[k]}" for k in keys]) + "\n")
         for r in rows:
             props = r.props
-            head = [str(r.id), r.label] if isinstance(r, NodeRow) else [str(r.start), str(r.end), r.type]
+            try:
+                head = ([str(number[r.id]), r.label] if isinstance(r, NodeRow)
+                        else [str(number[r.start]), str(number[r.end]), r.type])
+            except KeyError as exc:
+                raise BulkLoadError(f"a {where} edge refers to node {exc.args[0]}, not in its part") from exc
             line = ",".join(head + [_cell(props.get(k), delim, f"property {k!r} of {where}") if k in props else ""
                                     for k in keys])
             if "\n" in line or "\r" in line:
@@ -317,33 +341,39 @@ def _header(name: str, keys: Sequence[str]) -> bytes:
     return name.encode() + b"\x00" + struct.pack("=I", len(keys)) + b"".join(k.encode() + b"\x00" for k in keys)
 
 
-def falkordb_bulk_commands(snapshot: Snapshot, max_bytes: int = BULK_BYTES) -> Iterator[list[Any]]:
-    """The arguments of the GRAPH.BULK commands (after the graph name) that build ``snapshot``: the first begins
-    with ``BEGIN``; each is ``nodes, edges, label tokens, type tokens, tokens...``, a token a label's (or a
-    type's) header and its entities. Nodes go first; FalkorDB numbers them in the order sent, which edges refer
-    to (as ``=QQ`` start and end)."""
-    labels = sorted(_grouped(snapshot.nodes, "label").items())
-    types = sorted(_grouped(snapshot.edges, "type").items())
-    packer = _Packer({n.id: i for i, n in enumerate(n for _, nodes in labels for n in nodes)})
+def falkordb_bulk_commands(parts: Snapshot | Iterable[Snapshot], max_bytes: int = BULK_BYTES
+                           ) -> Iterator[list[Any]]:
+    """The arguments of the GRAPH.BULK commands (after the graph name) that build a snapshot, or the parts of one
+    graph (parts share no node: :mod:`fieldgraph.graph.partition`), read one at a time: the first begins with
+    ``BEGIN``; each is ``nodes, edges, label tokens, type tokens, tokens...``, a token a label's (or a type's)
+    header and its entities. FalkorDB creates a command's nodes before its edges and numbers nodes in the order
+    sent, which edges refer to (as ``=QQ`` start and end): each part's nodes go before its edges, numbered on from
+    the part before."""
     batch = _BulkBatch()
-    for edges, groups in ((False, labels), (True, types)):
-        for name, rows in groups:
-            keys = sorted({k for r in rows for k in r.props})
-            head = _header(name, keys)
-            token, size = [head], len(head)
-            for r in rows:
-                row = packer.row(r, name, keys)
-                token.append(row)
-                size += len(row)
-                batch.edges += edges
-                batch.nodes += not edges
-                if batch.size + size >= max_bytes:
+    offset = 0
+    for snapshot in [parts] if isinstance(parts, Snapshot) else parts:
+        labels = sorted(_grouped(snapshot.nodes, "label").items())
+        types = sorted(_grouped(snapshot.edges, "type").items())
+        packer = _Packer({n.id: i for i, n in enumerate((n for _, nodes in labels for n in nodes), start=offset)})
+        offset += len(snapshot.nodes)
+        for edges, groups in ((False, labels), (True, types)):
+            for name, rows in groups:
+                keys = sorted({k for r in rows for k in r.props})
+                head = _header(name, keys)
+                token, size = [head], len(head)
+                for r in rows:
+                    row = packer.row(r, name, keys)
+                    token.append(row)
+                    size += len(row)
+                    batch.edges += edges
+                    batch.nodes += not edges
+                    if batch.size + size >= max_bytes:
+                        batch.add(edges, token, size)
+                        yield batch.args()
+                        batch = _BulkBatch(begun=True)
+                        token, size = [head], len(head)
+                if len(token) > 1:
                     batch.add(edges, token, size)
-                    yield batch.args()
-                    batch = _BulkBatch(begun=True)
-                    token, size = [head], len(head)
-            if len(token) > 1:
-                batch.add(edges, token, size)
     if batch.nodes or batch.edges or not batch.begun:
         yield batch.args()
 
@@ -406,12 +436,13 @@ class _BulkBatch:
         return head + [self.nodes, self.edges, len(self.labels), len(self.types), *self.labels, *self.types]
 
 
-def load_falkordb(snapshot: Snapshot, store: FalkorStore, *, timings: dict[str, float] | None = None
-                  ) -> tuple[int, int]:
-    """Build ``snapshot`` as ``store``'s graph with GRAPH.BULK, then its indexes and constraints
-    (``ensure_schema``). The graph must be empty (:class:`GraphNotEmpty` otherwise); an empty graph key (its
-    schema only, as ``open_store`` leaves it) is deleted first, since GRAPH.BULK BEGIN refuses an existing key.
-    Returns (nodes, edges) created; ``timings`` gets the seconds of ``import`` and ``ensureSchema``."""
+def load_falkordb(parts: Snapshot | Iterable[Snapshot], store: FalkorStore, *,
+                  timings: dict[str, float] | None = None) -> tuple[int, int]:
+    """Build a snapshot (or the parts of one graph, read one at a time: :func:`falkordb_bulk_commands`) as
+    ``store``'s graph with GRAPH.BULK, then its indexes and constraints (``ensure_schema``). The graph must be
+    empty (:class:`GraphNotEmpty` otherwise); an empty graph key (its schema only, as ``open_store`` leaves it) is
+    deleted first, since GRAPH.BULK BEGIN refuses an existing key. Returns (nodes, edges) created; ``timings``
+    gets the seconds of ``import`` and ``ensureSchema``."""
     conn = store.db.connection
     name = store.graph_name
     if conn.exists(name):
@@ -420,12 +451,12 @@ def load_falkordb(snapshot: Snapshot, store: FalkorStore, *, timings: dict[str, 
     created = [0, 0]
     started = time.monotonic()
     try:
-        for args in falkordb_bulk_commands(snapshot):
+        for args in falkordb_bulk_commands(parts):
             reply = conn.execute_command("GRAPH.BULK", name, *args)
             text = reply.decode() if isinstance(reply, bytes) else str(reply)
-            parts = text.split(", ")
-            created[0] += int(parts[0].split()[0])
-            created[1] += int(parts[1].split()[0])
+            said = text.split(", ")
+            created[0] += int(said[0].split()[0])
+            created[1] += int(said[1].split()[0])
     except BulkLoadError:
         raise
     except Exception as exc:

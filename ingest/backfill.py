@@ -60,13 +60,16 @@ from fieldgraph.errors import FieldgraphError, GraphNotEmpty, InputError, Transi
 from fieldgraph.graph import FalkorStore, GraphStore, LineageGraph, WriteMode, Writer
 from fieldgraph.graph.bulkload import (
     ADVICE,
+    array_delimiter,
     build_snapshot,
     check_empty,
+    delimiters_used,
     import_neo4j,
     load_falkordb,
     write_neo4j_import,
 )
-from fieldgraph.graph.snapshot import Snapshot
+from fieldgraph.graph.partition import assign_parts, part_keys
+from fieldgraph.graph.snapshot import EdgeRow, NodeRow, Snapshot
 from fieldgraph.graph.write import chunks, one_version_each
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
 from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
@@ -556,13 +559,18 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                 .mapValues(pickle.loads)
             refused: list[str] = []
             if bulk is not None:
-                prog.set_phase("2/3 planning the history in memory")
-                snapshot, (s_counts, l_counts, refused, report.graph) = build_snapshot(
-                    lambda store: plan_stages(store, schemas.collect(), lineage.collect(), batch))
-                report.schema_counts.update(s_counts)
-                report.lineage_counts.update(l_counts)
+                prog.set_phase("2/3 planning the history in parts, in memory")
+                planned, plans = plan_parts(sc, changes, batch, parts)
+                for m in plans:
+                    report.schema_counts.update(m.schema_counts)
+                    report.lineage_counts.update(m.lineage_counts)
+                    refused += m.refused
+                report.graph = {k: sum(m.stats[k] for m in plans) for k in plans[0].stats}
                 prog.set_phase("3/3 bulk-importing the graph")
-                report.bulk = bulk.load(snapshot)
+                report.bulk = bulk.load(part_snapshots(planned),
+                                        array_delimiter(set().union(*(m.delimiters for m in plans))))
+                report.bulk["partNodes"] = [m.nodes for m in plans]
+                planned.unpersist()
             else:
                 assert g is not None
                 prog.set_phase("2/3 writing schemas (datasets, fields) and queries")
@@ -618,6 +626,71 @@ def plan_stages(store: GraphStore, schemas: Sequence[tuple[str, list[Change]]],
     return s_counts, l_counts, refused, LineageGraph(store).stats().to_json()
 
 
+#: pickled changes per part of a bulk backfill (a part is planned in one task's memory: about 20 KB per field
+#: planned, so a part of this size takes 1-2 GB)
+PART_BYTES = 24 << 20
+
+
+@dataclass(frozen=True)
+class PartPlan:
+    """What planning one part of a bulk backfill gave, besides its graph."""
+
+    index: int
+    schema_counts: Counter[str]
+    lineage_counts: Counter[str]
+    refused: list[str]
+    stats: dict[str, int]
+    nodes: int
+    edges: int
+    #: the array delimiters some list element holds (Neo4j's import files need one no element holds)
+    delimiters: set[str]
+
+
+def plan_parts(sc: Any, changes: Any, batch_size: int, min_parts: int) -> tuple[Any, list[PartPlan]]:
+    """Plan the decoded ``changes`` (an RDD of ((dataset, aspect), Reduced)) in parts that share no node
+    (:mod:`fieldgraph.graph.partition`), each in a task's in-memory store, in parallel. Returns the persisted RDD
+    of the parts' graphs (read them with :func:`part_snapshots`) and the parts' plans, in order."""
+    from pyspark import StorageLevel
+
+    keyed = changes.map(lambda kv: (kv[0], sorted(part_keys(pickle.loads(kv[1].payload))), len(kv[1].payload))) \
+        .collect()
+    n = max(min_parts, -(-sum(w for _, _, w in keyed) // PART_BYTES))
+    where = sc.broadcast(assign_parts(keyed, n))
+    planned = changes.map(lambda kv: (where.value[kv[0]], (kv[0], kv[1].payload))) \
+        .partitionBy(n, lambda p: p) \
+        .mapPartitionsWithIndex(lambda i, items: plan_part(i, items, batch_size)) \
+        .persist(StorageLevel.DISK_ONLY)
+    plans = sorted(planned.filter(lambda x: x[0] == 0).map(lambda x: x[1]).collect(), key=lambda m: m.index)
+    where.destroy()
+    return planned, plans
+
+
+def plan_part(index: int, items: Iterable[tuple[int, tuple[tuple[str, str], bytes]]], batch_size: int
+              ) -> Iterator[tuple[int, Any]]:
+    """One part (a task): its (dataset, aspect) groups planned as the executors write them (:func:`plan_stages`)
+    into an in-memory store. Yields ``(0, PartPlan)``, then ``(1, pickled graph)`` (pickled here, so that reading
+    the plans back does not unpickle the graphs)."""
+    groups = sorted(((key, pickle.loads(payload)) for _, (key, payload) in items), key=lambda g: g[0])
+    schemas = [(key[0], cs) for key, cs in groups if key[1] in FIRST_STAGE]
+    lineage = [(key[0], cs) for key, cs in groups if key[1] not in FIRST_STAGE]
+    del groups
+    snapshot, (s_counts, l_counts, refused, stats) = build_snapshot(
+        lambda store: plan_stages(store, schemas, lineage, batch_size))
+    yield 0, PartPlan(index, s_counts, l_counts, refused, stats, len(snapshot.nodes), len(snapshot.edges),
+                      delimiters_used(snapshot))
+    rows = ([(n.id, n.label, n.props) for n in snapshot.nodes], [(e.start, e.type, e.end, e.props)
+                                                                   for e in snapshot.edges])
+    del snapshot
+    yield 1, pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
+
+
+def part_snapshots(planned: Any) -> Iterator[Snapshot]:
+    """The parts' graphs, in order, one at a time (the driver holds one part)."""
+    for _, blob in planned.filter(lambda x: x[0] == 1).toLocalIterator():
+        nodes, edges = pickle.loads(blob)
+        yield Snapshot([NodeRow(*n) for n in nodes], [EdgeRow(*e) for e in edges])
+
+
 def _is_neo4j(uri: str) -> bool:
     return "://" in uri and uri.split("://", 1)[0].lower() in NEO4J_SCHEMES
 
@@ -655,14 +728,15 @@ class BulkTarget:
             raise
         return cls(config, opts, graph)
 
-    def load(self, snapshot: Snapshot) -> dict[str, Any]:
-        """Import ``snapshot``; what was done, for the report."""
+    def load(self, parts: Iterable[Snapshot], delimiter: str) -> dict[str, Any]:
+        """Import the graph's ``parts`` (read one at a time; ``delimiter``: the array delimiter no list element
+        holds); what was done, for the report."""
         started = time.monotonic()
         if self.graph is not None and isinstance(self.graph.store, FalkorStore):
-            nodes, edges = load_falkordb(snapshot, self.graph.store)
+            nodes, edges = load_falkordb(parts, self.graph.store)
             return {"importer": "GRAPH.BULK", "nodes": nodes, "edges": edges,
                     "seconds": round(time.monotonic() - started, 3)}
-        files = write_neo4j_import(snapshot, self.opts.bulk_dir)
+        files = write_neo4j_import(parts, self.opts.bulk_dir, delimiter=delimiter)
         out: dict[str, Any] = {"importer": "neo4j-admin database import full", "files": str(files.folder),
                                "nodes": files.node_count, "edges": files.edge_count, "database": self.database}
         if self.opts.neo4j_home:

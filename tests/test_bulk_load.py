@@ -299,6 +299,7 @@ def test_backfill_bulk_into_falkordb_is_the_backfill(spark, falkordb_graphs, tmp
     same_dump(dump(bulked), dump(streamed))
     assert report["bulk"]["importer"] == "GRAPH.BULK" and report["graph"] == encode(streamed.stats())
     assert report["rejected"] == 4
+    assert sum(1 for n in report["bulk"]["partNodes"] if n) >= 2  # planned apart, in parts that share no node
 
     with pytest.raises(GraphNotEmpty):  # again: the graph is not empty now
         run_backfill(BackfillOptions([str(p) for p in files], graph=bulked.uri, bulk=True, **opts), spark=spark)
@@ -321,6 +322,7 @@ def test_backfill_bulk_into_a_stopped_neo4j_home_imports(spark, falkordb_graphs,
                                           neo4j_admin=" ".join(json.dumps(a) for a in admin_tool()), **opts),
                           spark=spark).to_json()
     assert report["bulk"]["imported"] is True and report["graph"] == encode(streamed.stats())
+    assert sum(1 for n in report["bulk"]["partNodes"] if n) >= 2
     fresh.start()
     try:
         with LineageGraph(open_store(fresh.uri)) as imported:
