@@ -17,6 +17,13 @@ derive field j from fields j and j+1 of the dataset before. The events are decod
   ``GRAPH.BULK``; Neo4j's files, ``neo4j-admin database import full`` into a stopped server of its own, and the
   indexes), ``totalS`` without the decode both paths share.
 
+- ``bulkBackfill``: ``fieldgraph backfill --bulk`` itself (``run_backfill``, Spark in local mode, its session
+  started beforehand): the events from JSON Lines files (written beforehand), decoded in the executors, planned in
+  parts that share no node in parallel (``planS``: until the parts are planned), then imported (``importS``: the
+  parts read back one at a time and sent with GRAPH.BULK, or written as Neo4j's files and imported into a stopped
+  server of its own, whose restart is not counted; then its indexes, ``ensureSchemaS``). Its ``totalS``
+  includes the decode.
+
 At the smallest size the two graphs are first checked equal (canonical snapshots). Reports fields/s of each path
 and ``bulkOverWritePath`` (the ratio of their rates), the peak memory of this process (the bulk path holds the
 whole graph) and of the server. Prints one JSON object (``--out FILE``: also written there).
@@ -27,7 +34,9 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -95,6 +104,63 @@ def bulk_path(args: argparse.Namespace, b: Any, changes: list[Change], n: int) -
             "totalS": round(plan_s + snapshot_s + load_s, 2), "nodes": len(snap.nodes), "edges": len(snap.edges)}
 
 
+def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dict[str, Any]], n: int
+                  ) -> dict[str, Any]:
+    """``fieldgraph backfill --bulk`` of ``events`` (from JSON Lines files) into an empty graph of ``b``'s kind."""
+    from fieldgraph.graph import open_store
+    from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
+
+    with tempfile.TemporaryDirectory(prefix="fgbench-backfill-") as tmp:
+        files = []
+        for k in range(4):  # Kafka sinks roll files: a few, read in parallel
+            path = Path(tmp) / f"events-{k}.jsonl"
+            path.write_text("".join(json.dumps(e) + "\n" for e in events[k::4]))
+            files.append(str(path))
+        opts: dict[str, Any] = {"rejects": f"{tmp}/rejects", "bulk": True, "bulk_dir": f"{tmp}/bulk"}
+        server = None
+        if b.kind == "falkordb":
+            opts["graph"] = b.uri.split("?")[0] + f"?graph=bench_backfill_{n}"
+            b.used.add(f"bench_backfill_{n}")
+        else:
+            from tests.services import JAVA_OPENS, Neo4jServer, _java, classpath
+
+            server = Neo4jServer(Path(tmp) / "neo4j", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache)
+            server._configure()
+            admin = [_java(), f"-Xmx{args.import_heap}", *JAVA_OPENS, "-cp", classpath("neo4j"),
+                     "org.neo4j.cli.AdminTool"]
+            opts.update(graph=server.uri, neo4j_home=str(server.home), neo4j_admin=shlex.join(admin))
+        phases: list[tuple[str, float]] = []
+        t = time.perf_counter()
+        report = run_backfill(BackfillOptions(files, **opts), spark=spark,
+                              progress=lambda phase, *_: phases.append((phase, time.perf_counter()))
+                              if not phases or phases[-1][0] != phase else None)
+        seconds = time.perf_counter() - t
+        planned = next((at for phase, at in phases if phase.startswith("3/3")), t + seconds) - t
+        schema_s = 0.0
+        try:
+            if server is not None:
+                server.start(timeout=600)
+                with open_store(server.uri, schema=False) as store:
+                    ts = time.perf_counter()
+                    store.ensure_schema()
+                    store.run("CALL db.awaitIndexes(3600)")
+                    schema_s = time.perf_counter() - ts
+                    (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
+            else:
+                with open_store(opts["graph"], schema=False) as store:
+                    (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
+                    store.clear()
+            assert row["n"] == n, row
+        finally:
+            if server is not None:
+                server.stop()
+        total = seconds + schema_s
+        return {"planS": round(planned, 2), "importS": round(seconds - planned, 2), "ensureSchemaS": round(schema_s, 2),
+                "totalS": round(total, 2), "parts": len(report.bulk["partNodes"]) if report.bulk else None,
+                "largestPartNodes": max(report.bulk["partNodes"]) if report.bulk else None,
+                "fieldsPerS": rate(n, total)}
+
+
 def same_graph(b: Any, changes: list[Change], batch_events: int) -> bool:
     """The write path's graph and the in-memory one the bulk load imports are the same graph."""
     store = b.fresh("bench_initial_check")
@@ -112,7 +178,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--batch-events", type=int, default=1000, help="events per write-path batch")
     add_load_arguments(ap)
+    ap.add_argument("--no-backfill", action="store_true", help="leave out fieldgraph backfill --bulk (Spark)")
     args = ap.parse_args()
+    spark = None
+    if not args.no_backfill:
+        from fieldgraph.ingest.backfill import spark_session
+
+        spark = spark_session()
     sizes = [count(s) for s in args.sizes.split(",")]
     out: dict[str, Any] = {"benchmark": "initial_load", "width": args.width, "chain": args.chain, "backends": {}}
     for spec in specs(args.graph):
@@ -127,6 +199,7 @@ def main() -> int:
                 with gc_paused():
                     changes = decode(events)
                 decode_s = time.perf_counter() - t
+                backfill = bulk_backfill(args, b, spark, events, n) if spark is not None else None
                 del events
                 write = write_path(b, changes, args.batch_events)
                 server_peak = status_kb(b.pid, "VmHWM") if b.pid else None
@@ -135,6 +208,8 @@ def main() -> int:
                        "writePath": {**write, "fieldsPerS": rate(n, write["seconds"])},
                        "bulk": {**bulk, "fieldsPerS": rate(n, bulk["totalS"])},
                        "bulkOverWritePath": round(write["seconds"] / bulk["totalS"], 2),
+                       **({"bulkBackfill": backfill, "bulkBackfillOverWritePath":
+                           round(write["seconds"] / backfill["totalS"], 2)} if backfill else {}),
                        "thisProcessPeakRssMb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                        "serverPeakRssMbAfterWritePath": round(server_peak / 1024) if server_peak else None}
                 res["sizes"].append(row)

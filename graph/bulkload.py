@@ -138,6 +138,20 @@ class Neo4jImport:
         opts += [f"--relationships={t}={path}" for t, path in sorted(self.relationships)]
         return opts
 
+    @classmethod
+    def merged(cls, imports: Sequence[Neo4jImport]) -> Neo4jImport:
+        """The files of parts written apart (in one folder, with one delimiter), as one import."""
+        out = cls(imports[0].folder, array_delimiter=imports[0].array_delimiter)
+        for i in imports:
+            if (i.folder, i.array_delimiter) != (out.folder, out.array_delimiter):
+                raise BulkLoadError(f"import files in {i.folder} do not fit those in {out.folder}")
+            out.nodes += i.nodes
+            out.relationships += i.relationships
+            out.multiline |= i.multiline
+            out.node_count += i.node_count
+            out.edge_count += i.edge_count
+        return out
+
     def command(self, database: str = "neo4j", **kw: Any) -> str:
         """The shell command a user runs (``neo4j-admin`` of the stopped server's installation)."""
         args = ["neo4j-admin", "database", "import", "full", database, "--overwrite-destination=true",
@@ -201,13 +215,15 @@ def _all_rows(snapshot: Snapshot) -> Iterator[NodeRow | EdgeRow]:
 
 
 def write_neo4j_import(parts: Snapshot | Iterable[Snapshot], folder: str | os.PathLike[str], *,
-                       delimiter: str | None = None) -> Neo4jImport:
+                       delimiter: str | None = None, offset: int = 0, first_part: int = 0) -> Neo4jImport:
     """The CSV files of ``neo4j-admin database import full`` for a snapshot, or for the parts of one graph (parts
     share no node; :mod:`fieldgraph.graph.partition`), read one at a time: per part, ``nodes-<Label>.csv`` (``:ID``,
     ``:LABEL``, one typed column per property) and ``rels-<TYPE>.csv`` (``:START_ID``, ``:END_ID``, ``:TYPE``,
     properties), the second part's ``nodes-<Label>-1.csv`` and so on, each with its header. Node ids are the parts'
     own, numbered on from the part before. ``delimiter``: the array delimiter, none of the parts' list elements
-    holding it (:func:`delimiters_used`, :func:`array_delimiter`; found here for one snapshot)."""
+    holding it (:func:`delimiters_used`, :func:`array_delimiter`; found here for one snapshot). ``offset``,
+    ``first_part``: for parts written apart (in parallel, then :meth:`Neo4jImport.merged`): the number of the nodes
+    of the parts before these, and the number of these parts' first."""
     if isinstance(parts, Snapshot):
         delimiter = delimiter or array_delimiter(delimiters_used(parts))
         parts = [parts]
@@ -215,8 +231,7 @@ def write_neo4j_import(parts: Snapshot | Iterable[Snapshot], folder: str | os.Pa
         raise ValueError("the array delimiter of parts must be given (array_delimiter of their delimiters_used)")
     out = Neo4jImport(Path(folder).absolute(), array_delimiter=delimiter)
     out.folder.mkdir(parents=True, exist_ok=True)
-    offset = 0
-    for k, snapshot in enumerate(parts):
+    for k, snapshot in enumerate(parts, start=first_part):
         suffix = f"-{k}" if k else ""
         number = _numbering(snapshot, offset)
         for label, nodes in sorted(_grouped(snapshot.nodes, "label").items()):
@@ -341,16 +356,16 @@ def _header(name: str, keys: Sequence[str]) -> bytes:
     return name.encode() + b"\x00" + struct.pack("=I", len(keys)) + b"".join(k.encode() + b"\x00" for k in keys)
 
 
-def falkordb_bulk_commands(parts: Snapshot | Iterable[Snapshot], max_bytes: int = BULK_BYTES
-                           ) -> Iterator[list[Any]]:
+def falkordb_bulk_commands(parts: Snapshot | Iterable[Snapshot], max_bytes: int = BULK_BYTES, *, offset: int = 0,
+                           first: bool = True) -> Iterator[list[Any]]:
     """The arguments of the GRAPH.BULK commands (after the graph name) that build a snapshot, or the parts of one
     graph (parts share no node: :mod:`fieldgraph.graph.partition`), read one at a time: the first begins with
     ``BEGIN``; each is ``nodes, edges, label tokens, type tokens, tokens...``, a token a label's (or a type's)
     header and its entities. FalkorDB creates a command's nodes before its edges and numbers nodes in the order
     sent, which edges refer to (as ``=QQ`` start and end): each part's nodes go before its edges, numbered on from
-    the part before."""
-    batch = _BulkBatch()
-    offset = 0
+    the part before. ``offset``, ``first``: for parts packed apart (in parallel): the number of the nodes sent
+    before these, and whether these come first (the first command begins the graph)."""
+    batch = _BulkBatch(begun=not first)
     for snapshot in [parts] if isinstance(parts, Snapshot) else parts:
         labels = sorted(_grouped(snapshot.nodes, "label").items())
         types = sorted(_grouped(snapshot.edges, "type").items())
@@ -438,11 +453,18 @@ class _BulkBatch:
 
 def load_falkordb(parts: Snapshot | Iterable[Snapshot], store: FalkorStore, *,
                   timings: dict[str, float] | None = None) -> tuple[int, int]:
-    """Build a snapshot (or the parts of one graph, read one at a time: :func:`falkordb_bulk_commands`) as
-    ``store``'s graph with GRAPH.BULK, then its indexes and constraints (``ensure_schema``). The graph must be
-    empty (:class:`GraphNotEmpty` otherwise); an empty graph key (its schema only, as ``open_store`` leaves it) is
-    deleted first, since GRAPH.BULK BEGIN refuses an existing key. Returns (nodes, edges) created; ``timings``
-    gets the seconds of ``import`` and ``ensureSchema``."""
+    """Build a snapshot (or the parts of one graph, read one at a time) as ``store``'s graph with GRAPH.BULK
+    (:func:`falkordb_bulk_commands`, :func:`send_falkordb`)."""
+    return send_falkordb(falkordb_bulk_commands(parts), store, timings=timings)
+
+
+def send_falkordb(commands: Iterable[list[Any]], store: FalkorStore, *, timings: dict[str, float] | None = None
+                  ) -> tuple[int, int]:
+    """Send the GRAPH.BULK ``commands`` (:func:`falkordb_bulk_commands`, in order) that build ``store``'s graph,
+    then its indexes and constraints (``ensure_schema``). The graph must be empty (:class:`GraphNotEmpty`
+    otherwise); an empty graph key (its schema only, as ``open_store`` leaves it) is deleted first, since
+    GRAPH.BULK BEGIN refuses an existing key. Returns (nodes, edges) created; ``timings`` gets the seconds of
+    ``import`` and ``ensureSchema``."""
     conn = store.db.connection
     name = store.graph_name
     if conn.exists(name):
@@ -451,7 +473,7 @@ def load_falkordb(parts: Snapshot | Iterable[Snapshot], store: FalkorStore, *,
     created = [0, 0]
     started = time.monotonic()
     try:
-        for args in falkordb_bulk_commands(parts):
+        for args in commands:
             reply = conn.execute_command("GRAPH.BULK", name, *args)
             text = reply.decode() if isinstance(reply, bytes) else str(reply)
             said = text.split(", ")

@@ -42,10 +42,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+from fieldgraph.bulk import gc_paused
 from fieldgraph.changes import (
     QUERY_PROPERTIES,
     SCHEMA_METADATA,
@@ -60,12 +62,14 @@ from fieldgraph.errors import FieldgraphError, GraphNotEmpty, InputError, Transi
 from fieldgraph.graph import FalkorStore, GraphStore, LineageGraph, WriteMode, Writer
 from fieldgraph.graph.bulkload import (
     ADVICE,
+    Neo4jImport,
     array_delimiter,
     build_snapshot,
     check_empty,
     delimiters_used,
+    falkordb_bulk_commands,
     import_neo4j,
-    load_falkordb,
+    send_falkordb,
     write_neo4j_import,
 )
 from fieldgraph.graph.partition import assign_parts, part_keys
@@ -528,6 +532,8 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
     try:
         target = executor_graph(config, g.store) if g is not None else config
         spark = spark or spark_session(opts.master, opts.spark_conf)
+        from pyspark import StorageLevel
+
         sc = spark.sparkContext
         report.spark_ui = sc.uiWebUrl
         parts = opts.partitions or max(2, sc.defaultParallelism * 2)
@@ -539,7 +545,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
             raw = sc.binaryFiles(",".join(files), minPartitions=max(parts, min(len(files), 4 * parts)))
             reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol, platforms)) \
                 .combineByKey(_combine, _add, lambda a, b: _add(a, (b[0], b[1])), numPartitions=parts) \
-                .mapValues(_finish).persist()
+                .mapValues(_finish).persist(StorageLevel.MEMORY_AND_DISK)  # recomputed it would be decoded again
             counts = dict(reduced.filter(lambda kv: kv[0][0] == _COUNT).map(lambda kv: (kv[0][1], kv[1].payload))
                           .collect())
             report.counts.update(counts)
@@ -567,8 +573,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
                     refused += m.refused
                 report.graph = {k: sum(m.stats[k] for m in plans) for k in plans[0].stats}
                 prog.set_phase("3/3 bulk-importing the graph")
-                report.bulk = bulk.load(part_snapshots(planned),
-                                        array_delimiter(set().union(*(m.delimiters for m in plans))))
+                report.bulk = bulk.load(planned, plans)
                 report.bulk["partNodes"] = [m.nodes for m in plans]
                 planned.unpersist()
             else:
@@ -649,7 +654,8 @@ class PartPlan:
 def plan_parts(sc: Any, changes: Any, batch_size: int, min_parts: int) -> tuple[Any, list[PartPlan]]:
     """Plan the decoded ``changes`` (an RDD of ((dataset, aspect), Reduced)) in parts that share no node
     (:mod:`fieldgraph.graph.partition`), each in a task's in-memory store, in parallel. Returns the persisted RDD
-    of the parts' graphs (read them with :func:`part_snapshots`) and the parts' plans, in order."""
+    of the parts' graphs (``(1, pickled graph)`` in part ``i``'s partition ``i``: :func:`part_snapshot`) and the
+    parts' plans, in order."""
     from pyspark import StorageLevel
 
     keyed = changes.map(lambda kv: (kv[0], sorted(part_keys(pickle.loads(kv[1].payload))), len(kv[1].payload))) \
@@ -670,25 +676,26 @@ def plan_part(index: int, items: Iterable[tuple[int, tuple[tuple[str, str], byte
     """One part (a task): its (dataset, aspect) groups planned as the executors write them (:func:`plan_stages`)
     into an in-memory store. Yields ``(0, PartPlan)``, then ``(1, pickled graph)`` (pickled here, so that reading
     the plans back does not unpickle the graphs)."""
-    groups = sorted(((key, pickle.loads(payload)) for _, (key, payload) in items), key=lambda g: g[0])
-    schemas = [(key[0], cs) for key, cs in groups if key[1] in FIRST_STAGE]
-    lineage = [(key[0], cs) for key, cs in groups if key[1] not in FIRST_STAGE]
-    del groups
-    snapshot, (s_counts, l_counts, refused, stats) = build_snapshot(
-        lambda store: plan_stages(store, schemas, lineage, batch_size))
-    yield 0, PartPlan(index, s_counts, l_counts, refused, stats, len(snapshot.nodes), len(snapshot.edges),
-                      delimiters_used(snapshot))
-    rows = ([(n.id, n.label, n.props) for n in snapshot.nodes], [(e.start, e.type, e.end, e.props)
-                                                                   for e in snapshot.edges])
-    del snapshot
-    yield 1, pickle.dumps(rows, pickle.HIGHEST_PROTOCOL)
+    with gc_paused():  # the part's graph is millions of objects that live until the task ends
+        groups = sorted(((key, pickle.loads(payload)) for _, (key, payload) in items), key=lambda g: g[0])
+        schemas = [(key[0], cs) for key, cs in groups if key[1] in FIRST_STAGE]
+        lineage = [(key[0], cs) for key, cs in groups if key[1] not in FIRST_STAGE]
+        del groups
+        snapshot, (s_counts, l_counts, refused, stats) = build_snapshot(
+            lambda store: plan_stages(store, schemas, lineage, batch_size))
+        plan = PartPlan(index, s_counts, l_counts, refused, stats, len(snapshot.nodes), len(snapshot.edges),
+                        delimiters_used(snapshot))
+        rows = pickle.dumps(([(n.id, n.label, n.props) for n in snapshot.nodes],
+                             [(e.start, e.type, e.end, e.props) for e in snapshot.edges]), pickle.HIGHEST_PROTOCOL)
+        del snapshot
+    yield 0, plan
+    yield 1, rows
 
 
-def part_snapshots(planned: Any) -> Iterator[Snapshot]:
-    """The parts' graphs, in order, one at a time (the driver holds one part)."""
-    for _, blob in planned.filter(lambda x: x[0] == 1).toLocalIterator():
-        nodes, edges = pickle.loads(blob)
-        yield Snapshot([NodeRow(*n) for n in nodes], [EdgeRow(*e) for e in edges])
+def part_snapshot(blob: bytes) -> Snapshot:
+    """A part's graph, from what :func:`plan_part` yields."""
+    nodes, edges = pickle.loads(blob)
+    return Snapshot([NodeRow(*n) for n in nodes], [EdgeRow(*e) for e in edges])
 
 
 def _is_neo4j(uri: str) -> bool:
@@ -728,15 +735,30 @@ class BulkTarget:
             raise
         return cls(config, opts, graph)
 
-    def load(self, parts: Iterable[Snapshot], delimiter: str) -> dict[str, Any]:
-        """Import the graph's ``parts`` (read one at a time; ``delimiter``: the array delimiter no list element
-        holds); what was done, for the report."""
+    def load(self, planned: Any, plans: Sequence[PartPlan]) -> dict[str, Any]:
+        """Import the planned parts (:func:`plan_parts`): each part's graph is packed for the importer in its own
+        task, in parallel (FalkorDB: its GRAPH.BULK commands, sent by the driver in order; Neo4j: its import files
+        in ``bulk_dir``, which the importer must see), its nodes numbered on from the parts before. What was done,
+        for the report."""
+        from pyspark import StorageLevel
+
         started = time.monotonic()
+        offsets = list(accumulate((m.nodes for m in plans), initial=0))
+        graphs = planned.filter(lambda x: x[0] == 1).map(lambda x: x[1])
         if self.graph is not None and isinstance(self.graph.store, FalkorStore):
-            nodes, edges = load_falkordb(parts, self.graph.store)
+            packed = graphs.mapPartitionsWithIndex(
+                lambda i, blobs: (args for b in blobs for args in falkordb_bulk_commands(
+                    part_snapshot(b), offset=offsets[i], first=i == 0))).persist(StorageLevel.DISK_ONLY)
+            packed.count()  # packed in parallel, then sent in order
+            nodes, edges = send_falkordb(packed.toLocalIterator(prefetchPartitions=True), self.graph.store)
+            packed.unpersist()
             return {"importer": "GRAPH.BULK", "nodes": nodes, "edges": edges,
                     "seconds": round(time.monotonic() - started, 3)}
-        files = write_neo4j_import(parts, self.opts.bulk_dir, delimiter=delimiter)
+        folder = str(Path(self.opts.bulk_dir).absolute())
+        delimiter = array_delimiter(set().union(*(m.delimiters for m in plans)))
+        files = Neo4jImport.merged(graphs.mapPartitionsWithIndex(
+            lambda i, blobs: (write_neo4j_import(part_snapshot(b), folder, delimiter=delimiter, offset=offsets[i],
+                                                 first_part=i) for b in blobs)).collect())
         out: dict[str, Any] = {"importer": "neo4j-admin database import full", "files": str(files.folder),
                                "nodes": files.node_count, "edges": files.edge_count, "database": self.database}
         if self.opts.neo4j_home:

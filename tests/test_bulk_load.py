@@ -19,6 +19,7 @@ from fieldgraph.errors import BulkLoadError, GraphNotEmpty
 from fieldgraph.graph import FalkorStore, LineageGraph, open_store
 from fieldgraph.graph.answers import encode
 from fieldgraph.graph.bulkload import (
+    Neo4jImport,
     check_empty,
     falkordb_bulk_commands,
     import_neo4j,
@@ -254,6 +255,38 @@ def test_bulk_commands_are_split_by_size() -> None:
     assert len(cmds) > 5 and cmds[0][0] == "BEGIN" and all(c[0] != "BEGIN" for c in cmds[1:])
     counts = [c[1:3] if c[0] == "BEGIN" else c[0:2] for c in cmds]
     assert sum(n for n, _ in counts) == 200 and sum(e for _, e in counts) == 199  # each once
+
+
+def _two_parts() -> list[Snapshot]:
+    """Two parts of one graph (they share no node), each numbering its nodes from 0."""
+    return [Snapshot([NodeRow(i, "DatasetField", {"urn": f"{p}{i}", "tags": [f"t{i}"]}) for i in range(3)],
+                     [EdgeRow(0, "DataDerivedFrom", i, {"p": p}) for i in (1, 2)]) for p in "ab"]
+
+
+def test_parts_packed_apart_are_the_parts_packed_together(tmp_path) -> None:
+    """The bulk backfill packs each part in its own task, numbered on from the parts before: the same GRAPH.BULK
+    entities and the same import files as packing the parts in one go."""
+    parts = _two_parts()
+    together = list(falkordb_bulk_commands(parts))
+    apart = [*falkordb_bulk_commands(parts[0]), *falkordb_bulk_commands(parts[1], offset=3, first=False)]
+    assert together[0][0] == apart[0][0] == "BEGIN" and all(c[0] != "BEGIN" for c in apart[1:])
+    def nodes(cmds: list[list[Any]]) -> int:
+        return sum(c[1] if c[0] == "BEGIN" else c[0] for c in cmds)
+
+    assert nodes(apart) == nodes(together) == 6  # each once
+    def tokens(cmds: list[list[Any]]) -> list[bytes]:
+        return sorted(t for c in cmds for t in c if isinstance(t, bytes))
+
+    assert tokens(apart) == tokens(together)  # the same entities, edges naming the same node numbers
+    assert list(falkordb_bulk_commands(Snapshot(), offset=6, first=False)) == []  # an empty part sends nothing
+
+    one = write_neo4j_import(parts, tmp_path / "one", delimiter="\x1f")
+    merged = Neo4jImport.merged([write_neo4j_import(p, tmp_path / "two", delimiter="\x1f", offset=3 * k, first_part=k)
+                                 for k, p in enumerate(parts)])
+    assert (merged.node_count, merged.edge_count) == (one.node_count, one.edge_count) == (6, 4)
+    assert [(label, p.name, p.read_text()) for label, p in merged.nodes + merged.relationships] == \
+        [(label, p.name, p.read_text()) for label, p in one.nodes + one.relationships]
+    assert "3,5,DataDerivedFrom" in (tmp_path / "two" / "rels-DataDerivedFrom-1.csv").read_text()
 
 
 def test_the_scratch_graph_gives_the_streamed_graph(graph) -> None:
