@@ -7,7 +7,9 @@
   fieldgraph and DataHub's converter;
 - ``upstream.png`` (``graph_curves*.json``, and the ``sizeCurve`` of ``scale*.json``): upstream query latency
   p50/p95 against depth and against graph size, a line per backend;
-- ``ingest.png`` (``ingest*.json``): Kafka end-to-end and store-write events/s against batch size, per backend.
+- ``ingest.png`` (``ingest*.json``): Kafka end-to-end and store-write events/s against batch size, per backend;
+- ``initial_load.png`` (``initial_load*.json``): an initial load's fields/s by the write path and by the bulk
+  load (planned in one process; ``fieldgraph backfill --bulk``, planned in parts on Spark), per backend and size.
 
 A picture whose data is missing is skipped, with a message.
 """
@@ -169,8 +171,31 @@ def plot_ingest(results: Path) -> str | None:
     return None
 
 
+def plot_initial_load(results: Path) -> str | None:
+    sizes = per_backend(results, "initial_load", "sizes")
+    if not sizes:
+        return "no sizes in initial_load*.json (benchmarks/initial_load.py)"
+    ways = (("writePath", "write path"), ("bulk", "bulk, one process"), ("bulkBackfill", "backfill --bulk (Spark)"))
+    groups = [(f"{backend}\n{row['fields']:,} fields", row) for backend, rows in sizes.items() for row in rows]
+    fig, ax = plt.subplots(figsize=(max(6.0, 2.2 * len(groups)), 4.8))
+    x = np.arange(len(groups))
+    width = 0.8 / len(ways)
+    for i, (key, label) in enumerate(ways):
+        rates = [(row.get(key) or {}).get("fieldsPerS", 0) for _, row in groups]
+        ax.bar(x + (i - (len(ways) - 1) / 2) * width, rates, width, label=label, color=f"C{i}")
+    ax.set_xticks(x, [name for name, _ in groups])
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(plain))
+    ax.set_title("Initial load from change events (2 cores)")
+    ax.set_ylabel("fields/s")
+    ax.legend()
+    ax.grid(True, axis="y", alpha=0.3)
+    save(fig, results / "initial_load.png")
+    return None
+
+
 PLOTS: dict[str, Callable[[Path], str | None]] = {
-    "normalize.png": plot_normalize, "upstream.png": plot_upstream, "ingest.png": plot_ingest}
+    "normalize.png": plot_normalize, "upstream.png": plot_upstream, "ingest.png": plot_ingest,
+    "initial_load.png": plot_initial_load}
 
 
 def main() -> None:

@@ -631,8 +631,8 @@ def plan_stages(store: GraphStore, schemas: Sequence[tuple[str, list[Change]]],
     return s_counts, l_counts, refused, LineageGraph(store).stats().to_json()
 
 
-#: pickled changes per part of a bulk backfill (a part is planned in one task's memory: about 20 KB per field
-#: planned, so a part of this size takes 1-2 GB)
+#: pickled changes per part of a bulk backfill: a part is planned in one task's memory (about 7 KB per field of
+#: the benchmark's history, whose fields take 375 bytes pickled: a part of this size, 64k fields, takes 0.5 GB)
 PART_BYTES = 24 << 20
 
 

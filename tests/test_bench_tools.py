@@ -53,6 +53,9 @@ def test_run_then_plot(tmp_path: Path) -> None:
     (tmp_path / "graph_curves-neo4j.json").write_text(json.dumps({"backend": "Neo4j at bolt://x", **curves(2)}))
     (tmp_path / "ingest.json").write_text(json.dumps({"backends": {
         "embedded": {"batchSizes": batches(1000)}, "neo4j": {"batchSizes": batches(600)}}}))
+    load = [{"fields": n, "writePath": {"fieldsPerS": 5000}, "bulk": {"fieldsPerS": 7000},
+             "bulkBackfill": {"fieldsPerS": 9000}} for n in (100_000, 1_000_000)]
+    (tmp_path / "initial_load-embedded.json").write_text(json.dumps({"backends": {"embedded": {"sizes": load}}}))
     res = run("plot.py", "--results", str(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "skipped" not in res.stdout
@@ -60,7 +63,7 @@ def test_run_then_plot(tmp_path: Path) -> None:
     from matplotlib import image
 
     for name, (width, height) in {"normalize.png": (1200, 480), "upstream.png": (1200, 480),
-                                  "ingest.png": (750, 480)}.items():
+                                  "ingest.png": (750, 480), "initial_load.png": (600, 480)}.items():
         path = tmp_path / name
         assert path.read_bytes()[:8] == PNG_MAGIC, name
         assert image.imread(path).shape[:2] == (height, width), name
@@ -70,7 +73,7 @@ def test_missing_data_is_skipped(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     res = run("plot.py", "--results", str(tmp_path))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.count("skipped") == 3
+    assert res.stdout.count("skipped") == 4
     assert not list(tmp_path.glob("*.png"))
 
 
