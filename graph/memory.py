@@ -560,13 +560,17 @@ class MemoryStore(GraphStore):
             d, u = downs.get(row["down"]), ups.get(row["up"])
             if d is None or u is None:
                 continue
-            edges, created = self._merge_edge(d, "DataDerivedFrom", u, source=row.get("source"), fact=row.get("fact"))
-            props = row.get("props")
+            source, fact = row.get("source"), row.get("fact")
+            edges = self._between(d, "DataDerivedFrom", u, source=source, fact=fact)
+            if not edges:  # created (the common case: one new edge)
+                if source is None or fact is None:
+                    raise GraphRefused("cannot MERGE a DataDerivedFrom edge with a null property")
+                e = self._link(d, "DataDerivedFrom", u, {"source": source, "fact": fact})
+                _put(e.props, "validFrom", row.get("validFrom"))
+                _put(e.props, "firstSeen", row.get("validFrom"))
+                edges = [e]
             for e in edges:
-                if created:
-                    _put(e.props, "validFrom", row.get("validFrom"))
-                    _put(e.props, "firstSeen", row.get("validFrom"))
-                _update(e.props, props)
+                _update(e.props, row.get("props"))
         return []
 
     def _clear_schema_renames(self, p: Mapping[str, Any]) -> list[Row]:
