@@ -398,10 +398,13 @@ class MemoryStore(GraphStore):
             d = datasets.get(row["datasetUrn"])
             if d is None:
                 continue
-            f, _ = self._merge("DatasetField", row["urn"])
+            f, created = self._merge("DatasetField", row["urn"])
             self._set(f, row.get("props"))
             at = row.get("at")
             _put(f.props, "since", f.props.get("since", at))
+            if created:  # a new field has no HasField edge to match
+                _put(self._link(d, "HasField", f).props, "validFrom", at)
+                continue
             for h in self._merge_edge(d, "HasField", f)[0]:
                 if h.props.get("validFrom") is None or _lt(at, h.props["validFrom"]):
                     _put(h.props, "validFrom", at)
