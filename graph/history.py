@@ -37,14 +37,15 @@ def _digest(value: Any) -> str:
 
 def state_key(props: Mapping[str, Any]) -> str:
     """A fingerprint of a field's state properties (:data:`STATE_PROPS`); ``removed`` is kept apart."""
-    return _digest(tuple(_freeze(props.get(k)) for k in STATE_PROPS))
+    return _digest(tuple([_freeze(props.get(k)) for k in STATE_PROPS]))
 
 
 def fact_key(props: Mapping[str, Any]) -> str:
     """A fingerprint of what a lineage edge says: every property that is not about time (stored as the edge's
     ``fact``). An edge keeps its interval while an aspect's new versions repeat it between the same two fields,
     and is closed when it changes."""
-    return _digest(sorted((k, _freeze(v)) for k, v in props.items() if k not in TIME_PROPS))
+    return _digest(sorted([(k, tuple(v) if isinstance(v, list) else v)  # _freeze, inline: called per edge
+                           for k, v in props.items() if k not in TIME_PROPS]))
 
 
 def _freeze(v: Any) -> Any:
@@ -163,12 +164,15 @@ class Fact:
     dataset: bool = False
     #: job lineage: a fact is the (field pair, job), whatever the run's properties
     additive: bool = False
-    #: :func:`fact_key` of ``props``, computed once (the planner asks for it per edge several times); job
-    #: lineage facts are keyed by their job and need none
-    fact: str = field(init=False, repr=False, compare=False)
+    #: :func:`fact_key` of ``props``, computed once (the planner asks for it per edge several times), or given by
+    #: a fact with the same ``props``; job lineage facts are keyed by their job and need none
+    fact: str = field(default="", repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "fact", "" if self.additive else fact_key(self.props))
+        if self.additive:
+            object.__setattr__(self, "fact", "")
+        elif not self.fact:
+            object.__setattr__(self, "fact", fact_key(self.props))
 
     @property
     def key(self) -> tuple[str, str, str]:

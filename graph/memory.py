@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import count
 from typing import Any
 
+from fieldgraph.bulk import gc_paused
+
 from . import cypher as cy
 from .errors import GraphRefused
 from .snapshot import EdgeRow, NodeRow, Snapshot
@@ -34,6 +36,9 @@ _STATE_OF_DATASET = ("urn", "placeholder", "schemaVersion", "schemaTs", "upstrea
 _STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position",
                    "fieldId", "aliases")
 _TIMES_OF_DATASET = ("schemaTimes", "upstreamLineageTimes", "datasetUpstreamLineageTimes", "jobLineageDeletes")
+#: the value types a store keeps as they are (no null to remove, no list to copy): a mapping of only these is
+#: copied or merged whole
+_SCALARS = frozenset({str, int, bool, float})
 
 
 class _Node:
@@ -50,9 +55,15 @@ class _Node:
 
     def outs(self, *types: str) -> list[_Edge]:
         """Its outgoing edges of ``types`` (a copy: the caller may delete them)."""
+        if len(types) == 1:
+            edges = self.out.get(types[0])
+            return list(edges.values()) if edges else []
         return [e for t in types for e in self.out.get(t, {}).values()]
 
     def ins(self, *types: str) -> list[_Edge]:
+        if len(types) == 1:
+            edges = self.inn.get(types[0])
+            return list(edges.values()) if edges else []
         return [e for t in types for e in self.inn.get(t, {}).values()]
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -79,7 +90,12 @@ def _value(v: Any) -> Any:
 
 def _update(props: dict[str, Any], new: Mapping[str, Any] | None) -> None:
     """``SET x += new``: null values remove their key."""
-    for k, v in (new or {}).items():
+    if not new:
+        return
+    if _SCALARS.issuperset(map(type, new.values())):  # the common case: nothing to remove or copy
+        props.update(new)
+        return
+    for k, v in new.items():
         if v is None:
             props.pop(k, None)
         else:
@@ -94,8 +110,10 @@ def _put(props: dict[str, Any], key: str, v: Any) -> None:
         props[key] = _value(v)
 
 
-def _props(props: Mapping[str, Any]) -> dict[str, Any]:
-    """``properties(x)``: a copy."""
+def _props(props: dict[str, Any]) -> dict[str, Any]:
+    """``properties(x)``: a copy (lists copied too)."""
+    if _SCALARS.issuperset(map(type, props.values())):
+        return props.copy()
     return {k: _value(v) for k, v in props.items()}
 
 
@@ -225,9 +243,18 @@ class MemoryStore(GraphStore):
             self._flagged: dict[int, _Node] = {}
 
     def snapshot(self) -> Snapshot:
-        with self._lock:
+        with self._lock, gc_paused():  # many rows, no cycles among them
             return Snapshot([NodeRow(n.id, n.label, _props(n.props)) for n in self._nodes.values()],
                             [EdgeRow(e.start.id, e.type, e.end.id, _props(e.props)) for e in self._edges()])
+
+    def take_snapshot(self) -> Snapshot:
+        """The snapshot, its rows holding the store's own property maps (not copies), and the store emptied: for
+        a graph built only to be exported (a bulk load), where copying them costs more than the rest."""
+        with self._lock, gc_paused():
+            out = Snapshot([NodeRow(n.id, n.label, n.props) for n in self._nodes.values()],
+                           [EdgeRow(e.start.id, e.type, e.end.id, e.props) for e in self._edges()])
+            self.clear()
+            return out
 
     # ---- the graph ----
 
@@ -287,9 +314,13 @@ class MemoryStore(GraphStore):
 
     def _between(self, a: _Node, type: str, b: _Node, **match: Any) -> list[_Edge]:
         """The ``type`` edges from ``a`` to ``b`` whose properties equal ``match`` (read from the smaller side)."""
-        outs, ins = a.out.get(type, {}), b.inn.get(type, {})
+        outs, ins = a.out.get(type), b.inn.get(type)
+        if not outs or not ins:
+            return []
         edges = [e for e in outs.values() if e.end is b] if len(outs) <= len(ins) else \
             [e for e in ins.values() if e.start is a]
+        if not match:
+            return edges
         return [e for e in edges if all(_eq(e.props.get(k), v) for k, v in match.items())]
 
     def _merge_edge(self, a: _Node, type: str, b: _Node, **match: Any) -> tuple[list[_Edge], bool]:
@@ -371,14 +402,18 @@ class MemoryStore(GraphStore):
         return []
 
     def _upsert_fields(self, p: Mapping[str, Any]) -> list[Row]:
+        datasets = self._keys["Dataset"]
         for row in p["rows"]:
-            d = self._dataset(row["datasetUrn"])
+            d = datasets.get(row["datasetUrn"])
             if d is None:
                 continue
-            f, _ = self._merge("DatasetField", row["urn"])
+            f, created = self._merge("DatasetField", row["urn"])
             self._set(f, row.get("props"))
-            _put(f.props, "since", f.get("since", row.get("at")))
             at = row.get("at")
+            _put(f.props, "since", f.props.get("since", at))
+            if created:  # a new field has no HasField edge to match
+                _put(self._link(d, "HasField", f).props, "validFrom", at)
+                continue
             for h in self._merge_edge(d, "HasField", f)[0]:
                 if h.props.get("validFrom") is None or _lt(at, h.props["validFrom"]):
                     _put(h.props, "validFrom", at)
@@ -532,15 +567,21 @@ class MemoryStore(GraphStore):
 
     def _merge_lineage(self, p: Mapping[str, Any], up_label: str) -> list[Row]:
         """``merge_field_edges`` / ``merge_dataset_edges``."""
+        downs, ups = self._keys["DatasetField"], self._keys[up_label]
         for row in p["rows"]:
-            d, u = self._field(row["down"]), self._node(up_label, row["up"])
+            d, u = downs.get(row["down"]), ups.get(row["up"])
             if d is None or u is None:
                 continue
-            edges, created = self._merge_edge(d, "DataDerivedFrom", u, source=row.get("source"), fact=row.get("fact"))
+            source, fact = row.get("source"), row.get("fact")
+            edges = self._between(d, "DataDerivedFrom", u, source=source, fact=fact)
+            if not edges:  # created (the common case: one new edge)
+                if source is None or fact is None:
+                    raise GraphRefused("cannot MERGE a DataDerivedFrom edge with a null property")
+                e = self._link(d, "DataDerivedFrom", u, {"source": source, "fact": fact})
+                _put(e.props, "validFrom", row.get("validFrom"))
+                _put(e.props, "firstSeen", row.get("validFrom"))
+                edges = [e]
             for e in edges:
-                if created:
-                    _put(e.props, "validFrom", row.get("validFrom"))
-                    _put(e.props, "firstSeen", row.get("validFrom"))
                 _update(e.props, row.get("props"))
         return []
 
@@ -765,7 +806,7 @@ class MemoryStore(GraphStore):
             d = self._dataset(urn)
             if d is None:
                 continue
-            fields = [[f.get(k) for k in _STATE_OF_FIELD] for f in (e.end for e in d.outs("HasField"))
+            fields = [list(map(f.props.get, _STATE_OF_FIELD)) for f in (e.end for e in d.outs("HasField"))
                       if f.label == "DatasetField"]
             groups.append((d.id, {"d": d}, fields or [[None] * len(_STATE_OF_FIELD)]))  # OPTIONAL MATCH: nulls
         return [{"state": [*(r["d"].get(k) for k in _STATE_OF_DATASET), r["fields"],

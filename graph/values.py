@@ -46,7 +46,7 @@ def check_values(changes: Sequence[Change]) -> None:
     (Types are the sources' to check: their models give strings where the graph stores strings.)"""
     for c in changes:
         texts, ints, floats = _values(c)
-        bad = _UNSTORABLE_CHARS.search("\x01".join(t for t in texts if t))
+        bad = _UNSTORABLE_CHARS.search("\x01".join(filter(None, texts)))
         if bad:
             text = next(t for t in texts if t and _UNSTORABLE_CHARS.search(t))
             what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"

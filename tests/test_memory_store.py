@@ -130,6 +130,22 @@ def test_open_store_memory_and_unknown_statements() -> None:
     assert store.snapshot().nodes == []
 
 
+def test_snapshot_copies_and_take_snapshot_hands_over() -> None:
+    g, again = LineageGraph(MemoryStore()), LineageGraph(MemoryStore())
+    g.ingest(example_changes())
+    again.ingest(example_changes())
+    copied = g.store.snapshot()
+    assert any(isinstance(v, list) for r in copied.nodes for v in r.props.values())
+    for row in [*copied.nodes, *copied.edges]:  # changing the rows leaves the store's graph as it is, lists too
+        for v in row.props.values():
+            if isinstance(v, list):
+                v.append("x")
+        row.props["changed"] = True
+    taken = g.store.take_snapshot()
+    assert taken.edges and taken == again.store.snapshot()
+    assert g.store.snapshot().nodes == [] and g.store.snapshot().edges == []
+
+
 def test_every_statement_the_writer_and_walks_send_is_known() -> None:
     store = MemoryStore()
     needed = ["ensure_placeholder_fields", "count_lineage_edges", "read_state", "read_schema_history",

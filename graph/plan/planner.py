@@ -177,13 +177,19 @@ class Planner:
         for ref in change.fields:
             self.resolve(ref)
         facts: dict[tuple[str, str, bool], Fact] = {}
+        first: dict[int, Fact] = {}  # edges of one version often share their properties: one dict, one fact key
         for edges, target, to_dataset in ((change.edges, self.resolve, False),
                                           (change.dataset_edges, self.dataset_target, True)):
             for e in edges:
                 down = self.resolve(e.downstream)
                 up = target(e.upstream)
-                facts[(down, up, to_dataset)] = Fact(down, up, {**e.props.to_props(),
-                                                                "source": source or change.aspect}, to_dataset)
+                like = first.get(id(e.props))
+                if like is None:
+                    f = first[id(e.props)] = Fact(down, up, {**e.props.to_props(), "source": source or change.aspect},
+                                                  to_dataset)
+                else:
+                    f = Fact(down, up, like.props, to_dataset, fact=like.fact)
+                facts[(down, up, to_dataset)] = f
         return list(facts.values())
 
     def merge_edge(self, f: Fact, valid_from: int, last_seen: int) -> None:
