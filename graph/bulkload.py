@@ -499,12 +499,13 @@ def send_falkordb(commands: Iterable[list[Any]], store: FalkorStore, *, timings:
 def build_snapshot(write: Callable[[GraphStore], T]) -> tuple[Snapshot, T]:
     """The graph a history gives, as a snapshot: ``write(store)`` plans and writes it with the one write path
     (``LineageGraph.ingest``, or the backfill's stages) into the in-memory store, which applies the plans' steps as
-    FalkorDB and Neo4j do (:mod:`fieldgraph.graph.memory`); returns the snapshot and what ``write`` returned."""
+    FalkorDB and Neo4j do (:mod:`fieldgraph.graph.memory`); returns the snapshot (the store's own property maps,
+    not copies: the store is thrown away) and what ``write`` returned."""
     from .memory import MemoryStore
 
     store = MemoryStore()
     result = write(store)
-    return store.snapshot(), result
+    return store.take_snapshot(), result
 
 
 def stream_snapshot(changes: Iterable[Any], *, batch_events: int = 1000) -> Snapshot:
