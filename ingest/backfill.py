@@ -223,7 +223,8 @@ CHANGES, REJECT, COUNT = "changes", "reject", "count"
 
 
 class Reduced(NamedTuple):
-    """What the reduce keeps per key: the kind, how many changes are kept, and the (pickled) payload."""
+    """What the reduce keeps per key: the kind, how many changes are kept, and the payload (changes: each pickled,
+    in arrival order; read them with :func:`changes_of`)."""
 
     kind: str
     kept: int
@@ -272,7 +273,9 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
                 kept += 1
                 for x in _expand(c):
                     counts["changes"] += 1
-                    yield (subject(x), x.aspect), (CHANGES, [((rank, local, raw.line, raw.item, i), x)])
+                    # pickled once here: the shuffle then moves bytes, not object graphs to pickle, hold and spill
+                    yield (subject(x), x.aspect), (CHANGES, [((rank, local, raw.line, raw.item, i),
+                                                               pickle.dumps(x, pickle.HIGHEST_PROTOCOL))])
             if not kept:
                 counts["eventsOutOfWindow"] += 1
     for k, n in counts.items():
@@ -307,12 +310,17 @@ def _add(acc: list[Any], v: tuple[str, Any]) -> list[Any]:
 
 
 def _finish(acc: list[Any]) -> Reduced:
-    """(tag, changes kept, payload): changes pickled once here, so the passes over the persisted result that only
-    count or filter do not unpickle them."""
+    """(tag, changes kept, payload): the changes stay pickled (each on its own, in arrival order), so the passes over
+    the persisted result that only count or filter do not unpickle them."""
     if acc[0] == CHANGES:
         changes = [c for _, c in in_arrival_order(acc[1])]
-        return Reduced(CHANGES, len(changes), pickle.dumps(changes, pickle.HIGHEST_PROTOCOL))
+        return Reduced(CHANGES, len(changes), changes)
     return Reduced(acc[0], 0, acc[1])
+
+
+def changes_of(reduced: Reduced) -> list[Change]:
+    """The changes a (dataset, aspect) keeps, in arrival order."""
+    return [pickle.loads(c) for c in reduced.payload]
 
 
 # --- stages 2 and 3: plan and write in the executors ------------------------------------------------------
@@ -559,10 +567,10 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
 
             changes = reduced.filter(lambda kv: kv[1].kind == CHANGES)
             schemas = changes.filter(lambda kv: kv[0][1] in FIRST_STAGE) \
-                .map(lambda kv: (kv[0][0], pickle.loads(kv[1].payload)))
+                .map(lambda kv: (kv[0][0], changes_of(kv[1])))
             lineage = changes.filter(lambda kv: kv[0][1] not in FIRST_STAGE) \
-                .map(lambda kv: (kv[0][0], kv[1].payload)).partitionBy(parts) \
-                .mapValues(pickle.loads)
+                .map(lambda kv: (kv[0][0], kv[1])).partitionBy(parts) \
+                .mapValues(changes_of)
             refused: list[str] = []
             if bulk is not None:
                 prog.set_phase("2/3 planning the history in parts, in memory")
@@ -658,11 +666,11 @@ def plan_parts(sc: Any, changes: Any, batch_size: int, min_parts: int) -> tuple[
     parts' plans, in order."""
     from pyspark import StorageLevel
 
-    keyed = changes.map(lambda kv: (kv[0], sorted(part_keys(pickle.loads(kv[1].payload))), len(kv[1].payload))) \
+    keyed = changes.map(lambda kv: (kv[0], sorted(part_keys(changes_of(kv[1]))), sum(map(len, kv[1].payload)))) \
         .collect()
     n = max(min_parts, -(-sum(w for _, _, w in keyed) // PART_BYTES))
     where = sc.broadcast(assign_parts(keyed, n))
-    planned = changes.map(lambda kv: (where.value[kv[0]], (kv[0], kv[1].payload))) \
+    planned = changes.map(lambda kv: (where.value[kv[0]], (kv[0], kv[1]))) \
         .partitionBy(n, lambda p: p) \
         .mapPartitionsWithIndex(lambda i, items: plan_part(i, items, batch_size)) \
         .persist(StorageLevel.DISK_ONLY)
@@ -671,13 +679,13 @@ def plan_parts(sc: Any, changes: Any, batch_size: int, min_parts: int) -> tuple[
     return planned, plans
 
 
-def plan_part(index: int, items: Iterable[tuple[int, tuple[tuple[str, str], bytes]]], batch_size: int
+def plan_part(index: int, items: Iterable[tuple[int, tuple[tuple[str, str], Reduced]]], batch_size: int
               ) -> Iterator[tuple[int, Any]]:
     """One part (a task): its (dataset, aspect) groups planned as the executors write them (:func:`plan_stages`)
     into an in-memory store. Yields ``(0, PartPlan)``, then ``(1, pickled graph)`` (pickled here, so that reading
     the plans back does not unpickle the graphs)."""
     with gc_paused():  # the part's graph is millions of objects that live until the task ends
-        groups = sorted(((key, pickle.loads(payload)) for _, (key, payload) in items), key=lambda g: g[0])
+        groups = sorted(((key, changes_of(r)) for _, (key, r) in items), key=lambda g: g[0])
         schemas = [(key[0], cs) for key, cs in groups if key[1] in FIRST_STAGE]
         lineage = [(key[0], cs) for key, cs in groups if key[1] not in FIRST_STAGE]
         del groups

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import secrets
 import shutil
 import subprocess
@@ -135,7 +136,8 @@ def test_the_backfills_executors_read_the_option() -> None:
     record = [("dbt.jsonl", json.dumps(sizes_event()).encode())]
 
     def decoded(platforms: Any) -> list[Any]:
-        return [c for _, (kind, payload) in decode_records(record, {}, None, None, None, platforms=platforms)
+        return [pickle.loads(c) for _, (kind, payload) in decode_records(record, {}, None, None, None,
+                                                                         platforms=platforms)
                 if kind == CHANGES for _, c in payload]
 
     assert [type(c) for c in decoded(DEFAULT_MAPPING)] == [JobLineageChange]

@@ -9,6 +9,7 @@ older fieldgraph wrote (``Blackbox``) read as today's."""
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -215,7 +216,7 @@ def test_the_backfills_executors_decode_the_same_words() -> None:
     """The Spark backfill's first stage (its executors' decoding, run here without Spark) makes the same edges."""
     records = [(str(p), p.read_bytes()) for p in EVENT_FILES]
     texts = "\n".join(p.read_text() for p in EVENT_FILES)
-    changes = [c for _, (kind, payload) in decode_records(records, {}, None, None, None)
+    changes = [pickle.loads(c) for _, (kind, payload) in decode_records(records, {}, None, None, None)
                if kind == CHANGES for _, c in payload]
     made = list(edges_of(changes))
     assert {e.props.source_format for e in made} == {"datahub", "datahub-rfc", "cdap", "openlineage"}
