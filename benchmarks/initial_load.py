@@ -179,6 +179,8 @@ def main() -> int:
     ap.add_argument("--batch-events", type=int, default=1000, help="events per write-path batch")
     add_load_arguments(ap)
     ap.add_argument("--no-backfill", action="store_true", help="leave out fieldgraph backfill --bulk (Spark)")
+    ap.add_argument("--backfill-only", action="store_true",
+                    help="only fieldgraph backfill --bulk (no write path, no one-process bulk load)")
     args = ap.parse_args()
     spark = None
     if not args.no_backfill:
@@ -189,12 +191,17 @@ def main() -> int:
     out: dict[str, Any] = {"benchmark": "initial_load", "width": args.width, "chain": args.chain, "backends": {}}
     for spec in specs(args.graph):
         with backend(spec, args) as b:
-            check = decode(chain_events(min(sizes[0], 5 * args.width * args.chain), args.width, args.chain))
-            res: dict[str, Any] = {"backend": b.label, "sameGraph": same_graph(b, check, args.batch_events),
-                                   "sizes": []}
+            res: dict[str, Any] = {"backend": b.label, "sizes": []}
+            if not args.backfill_only:
+                check = decode(chain_events(min(sizes[0], 5 * args.width * args.chain), args.width, args.chain))
+                res["sameGraph"] = same_graph(b, check, args.batch_events)
             for n in sizes:
                 print(f"{b.label}: {n} fields ...", file=sys.stderr, flush=True)
                 events = chain_events(n, args.width, args.chain)
+                if args.backfill_only:
+                    res["sizes"].append({"fields": n, "bulkBackfill": bulk_backfill(args, b, spark, events, n)})
+                    print(json.dumps(res["sizes"][-1]), file=sys.stderr, flush=True)
+                    continue
                 t = time.perf_counter()
                 with gc_paused():
                     changes = decode(events)
