@@ -407,13 +407,10 @@ class MemoryStore(GraphStore):
             d = datasets.get(row["datasetUrn"])
             if d is None:
                 continue
-            f, created = self._merge("DatasetField", row["urn"])
+            f, _ = self._merge("DatasetField", row["urn"])
             self._set(f, row.get("props"))
             at = row.get("at")
             _put(f.props, "since", f.props.get("since", at))
-            if created:  # a new field has no HasField edge to match
-                _put(self._link(d, "HasField", f).props, "validFrom", at)
-                continue
             for h in self._merge_edge(d, "HasField", f)[0]:
                 if h.props.get("validFrom") is None or _lt(at, h.props["validFrom"]):
                     _put(h.props, "validFrom", at)
@@ -572,16 +569,11 @@ class MemoryStore(GraphStore):
             d, u = downs.get(row["down"]), ups.get(row["up"])
             if d is None or u is None:
                 continue
-            source, fact = row.get("source"), row.get("fact")
-            edges = self._between(d, "DataDerivedFrom", u, source=source, fact=fact)
-            if not edges:  # created (the common case: one new edge)
-                if source is None or fact is None:
-                    raise GraphRefused("cannot MERGE a DataDerivedFrom edge with a null property")
-                e = self._link(d, "DataDerivedFrom", u, {"source": source, "fact": fact})
-                _put(e.props, "validFrom", row.get("validFrom"))
-                _put(e.props, "firstSeen", row.get("validFrom"))
-                edges = [e]
+            edges, created = self._merge_edge(d, "DataDerivedFrom", u, source=row.get("source"), fact=row.get("fact"))
             for e in edges:
+                if created:
+                    _put(e.props, "validFrom", row.get("validFrom"))
+                    _put(e.props, "firstSeen", row.get("validFrom"))
                 _update(e.props, row.get("props"))
         return []
 
