@@ -115,9 +115,29 @@ def bulk_falkordb(b: Any, snap: Snapshot, n: int) -> dict[str, Any]:
         store.close()
 
 
+def neo4j_admin(args: argparse.Namespace) -> list[str]:
+    """``neo4j-admin`` from the Neo4j jars the tests resolve, with ``--import-heap``."""
+    from tests.services import JAVA_OPENS, _java, classpath
+
+    return [_java(), f"-Xmx{args.import_heap}", *JAVA_OPENS, "-cp", classpath("neo4j"), "org.neo4j.cli.AdminTool"]
+
+
+def neo4j_indexes(uri: str, fields: int) -> float:
+    """After an import, on the started server: the seconds its constraints and indexes took to be online; checks
+    the graph holds ``fields`` fields."""
+    with open_store(uri, schema=False) as store:
+        t = time.perf_counter()
+        store.ensure_schema()
+        store.run("CALL db.awaitIndexes(3600)")
+        seconds = time.perf_counter() - t
+        (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
+    assert row["n"] == fields, row
+    return seconds
+
+
 def bulk_neo4j(args: argparse.Namespace, snap: Snapshot, n: int) -> dict[str, Any]:
     """Into a Neo4j of its own: started once (the password, an empty database), stopped, imported, started."""
-    from tests.services import JAVA_OPENS, Neo4jServer, _java, classpath
+    from tests.services import Neo4jServer
 
     with tempfile.TemporaryDirectory(prefix="fgbench-bulk-") as tmp:
         server = Neo4jServer(Path(tmp) / "neo4j", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache).start()
@@ -127,21 +147,13 @@ def bulk_neo4j(args: argparse.Namespace, snap: Snapshot, n: int) -> dict[str, An
             files = write_neo4j_import(snap, Path(tmp) / "csv")
             write_s = time.perf_counter() - t
             disk = sum(p.stat().st_size for p in (Path(tmp) / "csv").glob("*.csv"))
-            admin = [_java(), f"-Xmx{args.import_heap}", *JAVA_OPENS, "-cp", classpath("neo4j"),
-                     "org.neo4j.cli.AdminTool"]
-            import_s = import_neo4j(files, server.home, admin=admin, threads=args.threads,
+            import_s = import_neo4j(files, server.home, admin=neo4j_admin(args), threads=args.threads,
                                     max_off_heap_memory=args.import_off_heap)
             report = (Path(tmp) / "csv" / "import.report")
             t = time.perf_counter()
             server.start(timeout=600)
             start_s = time.perf_counter() - t
-            with open_store(server.uri, schema=False) as store:
-                t = time.perf_counter()
-                store.ensure_schema()
-                store.run("CALL db.awaitIndexes(3600)")
-                schema_s = time.perf_counter() - t
-                (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
-                assert row["n"] == n, row
+            schema_s = neo4j_indexes(server.uri, n)
             return {"writeS": round(write_s, 2), "importS": round(import_s, 2), "ensureSchemaS": round(schema_s, 2),
                     "serverStartS": round(start_s, 2), "csvMb": round(disk / 2**20), "multiline": files.multiline,
                     "badEntriesReport": report.stat().st_size if report.exists() else None}

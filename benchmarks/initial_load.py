@@ -44,7 +44,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backends import backend, ds, report, specs  # noqa: E402
-from bulk_load import add_load_arguments, bulk_falkordb, bulk_neo4j  # noqa: E402
+from bulk_load import add_load_arguments, bulk_falkordb, bulk_neo4j, neo4j_admin, neo4j_indexes  # noqa: E402
 from graph_curves import count, status_kb  # noqa: E402
 
 from fieldgraph.bulk import gc_paused  # noqa: E402
@@ -122,13 +122,11 @@ def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dic
             opts["graph"] = b.uri.split("?")[0] + f"?graph=bench_backfill_{n}"
             b.used.add(f"bench_backfill_{n}")
         else:
-            from tests.services import JAVA_OPENS, Neo4jServer, _java, classpath
+            from tests.services import Neo4jServer
 
             server = Neo4jServer(Path(tmp) / "neo4j", heap=args.neo4j_heap, pagecache=args.neo4j_pagecache)
             server._configure()
-            admin = [_java(), f"-Xmx{args.import_heap}", *JAVA_OPENS, "-cp", classpath("neo4j"),
-                     "org.neo4j.cli.AdminTool"]
-            opts.update(graph=server.uri, neo4j_home=str(server.home), neo4j_admin=shlex.join(admin))
+            opts.update(graph=server.uri, neo4j_home=str(server.home), neo4j_admin=shlex.join(neo4j_admin(args)))
         phases: list[tuple[str, float]] = []
         t = time.perf_counter()
         report = run_backfill(BackfillOptions(files, **opts), spark=spark,
@@ -140,17 +138,12 @@ def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dic
         try:
             if server is not None:
                 server.start(timeout=600)
-                with open_store(server.uri, schema=False) as store:
-                    ts = time.perf_counter()
-                    store.ensure_schema()
-                    store.run("CALL db.awaitIndexes(3600)")
-                    schema_s = time.perf_counter() - ts
-                    (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
+                schema_s = neo4j_indexes(server.uri, n)
             else:
                 with open_store(opts["graph"], schema=False) as store:
                     (row,) = store.run("MATCH (f:DatasetField) RETURN count(f) AS n")
                     store.clear()
-            assert row["n"] == n, row
+                assert row["n"] == n, row
         finally:
             if server is not None:
                 server.stop()
