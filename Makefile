@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 REPORT := 'urn:li:datasetField:(urn:li:dataset:(urn:li:dataPlatform:tableau,sales.revenue_report,PROD),total_revenue)'
 
-.PHONY: install run lint test bench neo4j kafka services clean explorer dist
+.PHONY: install run lint test bench neo4j kafka services clean explorer dist docs docs-serve
 
 # root installs Debian packages directly; anyone else through sudo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -73,6 +73,18 @@ lint: $(VENV)/.installed-test
 test: lint /usr/bin/chromium tests/browser/node_modules/.package-lock.json services $(DBT_VENV)/bin/dbt-ol
 	$(PY) -m pytest
 
+# The documentation site (mkdocs.yml, docs/): built into site/ with every reference page generated from the code;
+# `make docs-serve` serves it on http://127.0.0.1:8000 and rebuilds on changes. tests/test_docs.py builds it too
+# (--strict: a broken link or a page outside the navigation fails) and runs every example it shows.
+# (MkDocs 1.x plugins print a notice about MkDocs 2 at every build: the two variables silence it, not the warnings.)
+DOCS_ENV := NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true
+
+docs: $(VENV)/.installed-test
+	$(DOCS_ENV) $(VENV)/bin/mkdocs build --strict
+
+docs-serve: $(VENV)/.installed-test
+	$(DOCS_ENV) $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8000
+
 # Real servers in the foreground for a user without Docker (Ctrl-C stops them; data in .fieldgraph/).
 neo4j: services
 	$(PY) -m tests.services neo4j
@@ -91,7 +103,7 @@ bench: $(VENV)/.installed-test /usr/bin/chromium tests/browser/node_modules/.pac
 # What a release publishes, in dist/: the sdist, the pure-Python wheel (py3-none-any: the fallback on any platform)
 # and the mypyc-compiled wheel for this machine (FIELDGRAPH_MYPYC=1: setup.py compiles the normalizers listed in
 # pyproject.toml; without build isolation, with the test extra's setuptools and mypy), tagged manylinux by
-# auditwheel on Linux. The other platforms' compiled wheels: cibuildwheel ([tool.cibuildwheel], README).
+# auditwheel on Linux. The other platforms' compiled wheels: cibuildwheel ([tool.cibuildwheel], docs/operations/install.md).
 dist: $(VENV)/.installed-test
 	rm -rf dist build  # build/: setuptools' (extensions an earlier build left there would go in the wheel)
 	$(PY) -m build --sdist --wheel --outdir dist .
@@ -104,5 +116,5 @@ dist: $(VENV)/.installed-test
 	ls dist
 
 clean:
-	rm -rf $(VENV) $(DBT_VENV) .fieldgraph .pytest_cache tests/browser/node_modules test-artifacts deploy/maven/*/target \
+	rm -rf $(VENV) $(DBT_VENV) .fieldgraph .pytest_cache site tests/browser/node_modules test-artifacts deploy/maven/*/target \
 	       $(EXPLORER)/node_modules $(EXPLORER)/static

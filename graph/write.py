@@ -25,7 +25,7 @@ cleanup of a batch is that of its locked datasets. The modes differ only where s
   batch, after its last run) it re-reads the datasets that got a schema or a placeholder and resolves what now
   resolves (another writer may have written the schema meanwhile), and settles the queries and the lineage
   naming them. Whichever writer finishes last sees both writes, so no placeholder that a schema resolves
-  survives. (A backfill takes no locks: it runs before the workers take over, as the README says);
+  survives. (A backfill takes no locks: it runs before the workers take over, as docs/how-to/backfill.md says);
 - ``backfill``: many Spark tasks at once, each on its own datasets, without writer locks (the tasks
   write apart). The placeholder cleanup is
   left out (it could delete a placeholder another task has created but not linked yet) and run once at

@@ -23,7 +23,7 @@ run) doing every decision:
    partitioned by downstream dataset; placeholder cleanup runs once at the end, on the driver.
 
 Every write is an idempotent ``MERGE``/``SET`` batch (``UNWIND``); running the job again, or streaming
-the same history afterwards, leaves the graph unchanged. README ("Backfill") says where a batch job
+the same history afterwards, leaves the graph unchanged. docs/explanation/streaming-and-batch.md says where a batch job
 cannot reproduce what streaming does (arrival-order effects of streaming itself).
 """
 

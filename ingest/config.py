@@ -92,23 +92,37 @@ def _non_propagating(env: Mapping[str, str]) -> list[str]:
 
 @dataclass
 class WorkerConfig:
+    #: the Kafka brokers (``-b``), comma-separated host:port
     bootstrap_servers: str = "localhost:9092"
+    #: the consumer group the workers share (``--group``)
     group_id: str = "fieldgraph"
+    #: the topics the worker subscribes to (``--topic``): DataHub's and fieldgraph's own
     topics: list[str] = field(default_factory=lambda: list(DEFAULT_TOPICS))
     #: dead-letter topic; default ``<topic>.dlq`` of the message's topic
     dlq_topic: str | None = None
+    #: appended to a message's topic to name its dead-letter topic, when ``dlq_topic`` is not set
     dlq_suffix: str = ".dlq"
+    #: the graph URI (``--graph``; else ``FIELDGRAPH_GRAPH``, else the embedded graph)
     graph: str | None = None
+    #: the graph's name inside its store (``--graph-name``)
     graph_name: str | None = None
+    #: the most messages one micro-batch polls
     batch_size: int = 2000
+    #: how long a poll waits to fill a batch (seconds)
     batch_timeout_s: float = 0.5
     #: processes that decode message values beside the worker's (0: decode in the worker's own process)
     decode_processes: int = 1
+    #: the schema registry Avro values are decoded with (``mock://NAME``: an in-process one)
     schema_registry_url: str | None = None
+    #: local ``.avsc`` files to decode Avro values with, instead of a registry
     avsc: list[str] = field(default_factory=list)
+    #: the port Prometheus metrics are served on (none by default)
     metrics_port: int | None = None
+    #: seconds between the worker's progress lines
     log_interval_s: float = 10.0
+    #: where a new group starts reading: ``earliest`` or ``latest``
     auto_offset_reset: str = "earliest"
+    #: the longest pause between retries of a graph or broker that is down (seconds)
     retry_max_s: float = 30.0
     #: send events with no aspect fieldgraph reads to the DLQ (for topics only fieldgraph's producers use);
     #: off by default, since DataHub's topics carry every aspect of every entity
@@ -119,7 +133,9 @@ class WorkerConfig:
     openlineage_types_from_sql: bool = False
     #: tags and terms never inherited downstream (the graph's setting; see GraphConfig)
     non_propagating: list[str] = field(default_factory=list)
+    #: librdkafka settings, passed through as they are (``-X name=value``)
     kafka: dict[str, str] = field(default_factory=dict)
+    #: schema registry client settings, passed through as they are
     schema_registry: dict[str, str] = field(default_factory=dict)
     #: the graph with its credentials, as load_config read them (not a setting of its own)
     graph_target: GraphConfig | None = field(default=None, repr=False)
@@ -365,14 +381,35 @@ def platforms_from_env(env: Mapping[str, str] | None = None, *, types_from_sql: 
     return replace(mapping, types_from_sql=True) if types_from_sql else mapping
 
 
-#: every ``FIELDGRAPH_*`` variable something reads, beyond the worker's settings (``FIELDGRAPH_<SETTING>``) and
-#: the pass-through prefixes ``FIELDGRAPH_KAFKA_`` and ``FIELDGRAPH_SCHEMA_REGISTRY_``
-ENV_NAMES = frozenset({
-    "FIELDGRAPH_CONFIG", "FIELDGRAPH_DATA", "FIELDGRAPH_GRAPH", "FIELDGRAPH_GRAPH_NAME",
-    "FIELDGRAPH_OPENLINEAGE_PLATFORMS", "FIELDGRAPH_LOG_LEVEL", "FIELDGRAPH_LOG_FORMAT", "FIELDGRAPH_SERVE_TOKEN",
+#: every environment variable something reads, with what it sets, beyond the worker's settings
+#: (``FIELDGRAPH_<SETTING>``: :class:`WorkerConfig`) and the pass-through prefixes ``FIELDGRAPH_KAFKA_`` and
+#: ``FIELDGRAPH_SCHEMA_REGISTRY_`` (the reference page of the documentation lists them from here)
+ENV_VARIABLES = {
+    "FIELDGRAPH_CONFIG": "the config file (TOML) every command and the worker read their settings from",
+    "FIELDGRAPH_DATA": "the embedded graph's folder (default `.fieldgraph/`): its socket, its files, its log",
+    "FIELDGRAPH_GRAPH": "the graph every command opens, as `--graph` takes it: `embedded` (the default), "
+                        "`embedded:PATH`, `falkordb://host:port`, `bolt://host:7687`, `neo4j://host:7687`, `memory`",
+    "FIELDGRAPH_GRAPH_NAME": "the graph's name inside its store (FalkorDB's graph key; default `fieldgraph`)",
+    "FIELDGRAPH_NON_PROPAGATING": "tags and terms never inherited downstream, comma-separated (wins over the config "
+                                  "file's `non_propagating`)",
+    "FIELDGRAPH_OPENLINEAGE_PLATFORMS": "a JSON file mapping OpenLineage namespaces to DataHub platforms",
+    "FIELDGRAPH_LOG_LEVEL": "`--log-level`: debug, info (the default), warning or error",
+    "FIELDGRAPH_LOG_FORMAT": "`--log-format`: text (the default) or json (one JSON object a line)",
+    "FIELDGRAPH_SERVE_TOKEN": "the token `fieldgraph serve` takes writes (and protected reads) with; 16 characters "
+                              "or more, never a flag",
+    "FIELDGRAPH_KAFKA_<NAME>": "a librdkafka setting for the worker and the emitter (`FIELDGRAPH_KAFKA_SASL_MECHANISM` "
+                               "is `sasl.mechanism`)",
+    "FIELDGRAPH_SCHEMA_REGISTRY_<NAME>": "a schema registry client setting (`FIELDGRAPH_SCHEMA_REGISTRY_BASIC_AUTH_"
+                                         "USER_INFO` is `basic.auth.user.info`)",
+    "NEO4J_USERNAME": "the Neo4j user, unless the `bolt://` URI names one (`NEO4J_USER` is read too)",
+    "NEO4J_USER": "the Neo4j user, when `NEO4J_USERNAME` is not set",
+    "NEO4J_PASSWORD": "the Neo4j password, unless the URI holds one (`make neo4j` sets it at the server's first start)",
+    "NEO4J_DATABASE": "the Neo4j database (default: the server's default database)",
     # the test suite's own switches
-    "FIELDGRAPH_REGEN_GOLDEN", "FIELDGRAPH_DIFF_EXAMPLES",
-})
+    "FIELDGRAPH_REGEN_GOLDEN": "tests: write the normalizers' golden files anew instead of comparing with them",
+    "FIELDGRAPH_DIFF_EXAMPLES": "tests: the number of random schema pairs the differential tests try",
+}
+ENV_NAMES = frozenset(n for n in ENV_VARIABLES if n.startswith("FIELDGRAPH_") and not n.endswith(">"))
 _ENV_PREFIXES = ("FIELDGRAPH_KAFKA_", "FIELDGRAPH_SCHEMA_REGISTRY_")
 
 

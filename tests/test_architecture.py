@@ -1,5 +1,5 @@
-"""The architecture README draws, checked against the code: the layers import downwards only, nothing
-imports in a cycle, Cypher is named in ``graph/`` only, and every ``cypher/`` file is used."""
+"""The architecture docs/explanation/architecture.md draws, checked against the code: the layers import downwards
+only, nothing imports in a cycle, Cypher is named in ``graph/`` only, and every ``cypher/`` file is used."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: folder -> the package it installs as
 PACKAGES = {"fieldgraph": "fieldgraph", "normalizers": "fieldgraph.normalizers", "graph": "fieldgraph.graph",
             "ingest": "fieldgraph.ingest"}
-#: what each layer may import from fieldgraph (README's diagram)
+#: what each layer may import from fieldgraph (the architecture page's diagram)
 ALLOWED = {
     "fieldgraph.errors": set(),
     "fieldgraph.bulk": set(),
@@ -94,12 +94,12 @@ def test_layers_import_downwards_only(module: str) -> None:
     if layer not in ALLOWED:  # ingest: anything below it
         return
     wrong = sorted(m for m in GRAPH[module] if _layer(m) not in ALLOWED[layer] | {layer})
-    assert not wrong, f"{module} ({layer}) imports {wrong}; README's architecture says it may import only " \
+    assert not wrong, f"{module} ({layer}) imports {wrong}; the architecture page says it may import only " \
                       f"{sorted(ALLOWED[layer])}"
 
 
-#: the rooms inside ``ingest/`` (README's layout) and the rooms each may not import: sources know nothing of who
-#: runs them; settings, read at the edge, no source
+#: the rooms inside ``ingest/`` (the architecture page's layout) and the rooms each may not import: sources know
+#: nothing of who runs them; settings, read at the edge, no source
 ROOMS_APART = {
     "fieldgraph.ingest.sources": ("fieldgraph.ingest.worker", "fieldgraph.ingest.service", "fieldgraph.ingest.cli",
                                   "fieldgraph.ingest.backfill", "fieldgraph.ingest.replay"),
@@ -165,8 +165,9 @@ def test_cypher_is_named_in_graph_only(module: str) -> None:
 
 def test_every_cypher_file_is_used() -> None:
     graph_code = "\n".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "graph").glob("*.py")))
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    unused = [n for n in cy.names() if f'"{n}"' not in graph_code and f"cypher/{n}.cypher" not in readme]
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in pages)
+    unused = [n for n in cy.names() if f'"{n}"' not in graph_code and f"cypher/{n}.cypher" not in docs]
     assert not unused, f"cypher/ files nothing runs or documents: {unused}"
 
 

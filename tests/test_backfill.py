@@ -3,7 +3,7 @@
 One SparkSession for the whole test session; small histories. The history covers schema changes, field
 removals, schema deletes and re-creation, lineage replaced and deleted, placeholders (unknown fields and
 datasets), ambiguous references, equal-stamp ties, out-of-order and duplicate events, and malformed lines.
-It stays inside the order-independent semantics (README, "Backfill"): a non-exact reference never changes its
+It stays inside the order-independent semantics (docs/explanation/streaming-and-batch.md): a non-exact reference never changes its
 unique target after it is first bound.
 """
 

@@ -1,6 +1,6 @@
 """DataHub's wire formats on a real Apache Kafka, both ways, and a worker that never blocks on a bad batch.
 
-No Confluent-API schema registry server can be started here (see README, "Kafka"): both sides share
+No Confluent-API schema registry server can be started here (see docs/how-to/datahub-kafka.md): both sides share
 confluent-kafka's own in-process registry (``mock://NAME``, one per name in a process), with DataHub's
 emitter given the same client instead of its HTTP one.
 """

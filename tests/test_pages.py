@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +19,7 @@ from fieldgraph.ingest.pages import Cursor, Pages, Sorted, answer_page, fingerpr
 from fieldgraph.ingest.times import now_ms
 
 from .conftest import WITH_MEMORY, ds, ingest, lineage_event, schema_event, sf
-from .test_readme import _in_order
+from .test_docs import in_order as _in_order
 from .test_service import Service, served, service, settings  # noqa: F401  (service, settings: fixtures)
 
 # ---- the module, pure ----
@@ -277,12 +275,15 @@ def test_a_walk_stopped_short_gives_a_lower_bound(paged: Service) -> None:
     assert paged.ok("/api/v1/tagged", label="PII", limit=3, depth=1)["totalExact"] is True
 
 
-def test_readme_pages_request_does_what_readme_shows(service: Service) -> None:  # noqa: F811
-    """README's curl in "Pages", against the service over the example graph."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("#### Pages", 1)[1]
-    block = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
-    variables = "; ".join(re.findall(r"^(?:REPORT|PRICE)=.*$", readme, re.M))
+def test_documented_pages_request_does_what_the_docs_show(service: Service) -> None:  # noqa: F811
+    """The curl of the "Pages" section of docs/how-to/serve.md, against the service over the example graph."""
+    from .test_docs import DOCS, blocks
+    from .test_docs import variables as page_variables
+
+    page = DOCS / "how-to" / "serve.md"
+    section = page.read_text(encoding="utf-8").split("## Pages", 1)[1]
+    block = blocks(page, "sh")[[b in section for b in blocks(page, "sh")].index(True)]
+    variables = page_variables(page)
     (command,) = [line for line in block.splitlines() if line.startswith("curl ")]
     shown = [line[1:].strip() for line in block.splitlines() if line.startswith("#   ")]
     proc = subprocess.run(["bash", "-c", f"{variables}; {command.replace('http://127.0.0.1:8080', service.url)}"],

@@ -8,7 +8,6 @@ import gzip
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from fieldgraph.ingest.service import create_app
 
 from .conftest import ds, example_changes, schema_event
 from .services import free_port
-from .test_readme import _in_order as in_order
+from .test_docs import in_order
 
 pytestmark = pytest.mark.integration
 
@@ -430,11 +429,15 @@ def test_fieldgraph_serve_command_starts_answers_and_stops(tmp_path: Path) -> No
     assert status.returncode == 5, status.stdout  # the embedded server it started is stopped with it
 
 
-def test_readme_requests_do_what_readme_shows(service: Service) -> None:
-    """README's requests to ``fieldgraph serve`` (curl), against the service, print what README shows."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    (block,) = [b for b in re.findall(r"```sh\n(.*?)```", readme, re.S) if "fieldgraph serve &" in b]
-    variables = "; ".join(re.findall(r"^(?:REPORT|PRICE)=.*$", readme, re.M))
+def test_documented_requests_do_what_the_docs_show(service: Service) -> None:
+    """The requests to ``fieldgraph serve`` (curl) of docs/how-to/serve.md, against the service, print what the
+    page shows."""
+    from .test_docs import DOCS, blocks
+    from .test_docs import variables as page_variables
+
+    page = DOCS / "how-to" / "serve.md"
+    (block,) = [b for b in blocks(page, "sh") if "fieldgraph serve &" in b]
+    variables = page_variables(page)
     requests: list[tuple[str, list[str]]] = []
     for line in block.splitlines():
         if line.startswith("curl "):
@@ -449,7 +452,7 @@ def test_readme_requests_do_what_readme_shows(service: Service) -> None:
         assert proc.returncode == 0, proc.stderr
         for expected in shown:
             assert any(in_order(expected.split(), out) for out in proc.stdout.splitlines()), \
-                f"{command}\nREADME shows: {expected}\nit printed:\n{proc.stdout}"
+                f"{command}\nthe page shows: {expected}\nit printed:\n{proc.stdout}"
 
 
 def test_graph_outage_answers_503_and_the_service_recovers(settings: ServeConfig, monkeypatch) -> None:

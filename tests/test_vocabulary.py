@@ -84,7 +84,7 @@ def check(props: dict[str, Any], sent: str) -> None:
         return  # the RFC's own default, the one spelling of BlackBox there
     names = word.split(", ") if props["sourceFormat"] == "cdap" else [word]
     sent = sent.replace('\\"', '"')  # an aspect sent as a JSON string (an MCL's ``aspect.value``)
-    # a CDAP pipeline's operation is named by its stage (``total.Rename``: "The pipeline form" in README)
+    # a CDAP pipeline's operation is named by its stage (``total.Rename``: "The pipeline form" in docs/how-to/cdap.md)
     assert all(json.dumps(n) in sent or json.dumps(n.split(".", 1)[-1]) in sent for n in names), props
 
 

@@ -50,7 +50,7 @@ def backfill_cmd(
     """Backfill the graph from archived change events with Spark: the graph streaming the same events ends in.
 
     Bad records are counted and added to --rejects with their reason, never fatal (exit 3 when there were any).
-    With --bulk the graph must be empty (README, "Backfill": bulk load).
+    With --bulk the graph must be empty (docs/how-to/backfill.md: the bulk load).
     """
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
     from fieldgraph.ingest.config import platforms_from_env

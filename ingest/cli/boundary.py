@@ -5,19 +5,23 @@ group every command runs in, prints ``error: <message>`` on stderr and exits wit
 kind (:func:`exit_code`). An ``OSError`` about a file (one that cannot be read) is bad input too. Anything
 else is a bug and keeps its traceback.
 
-Exit codes (README's "The command line" lists them too):
+Exit codes (the reference page docs/reference/errors.md is generated from this table):
 
 ====  =====================================================================================
 0     done
 1     failed: a check did not pass (``diff`` found a broken rule), or the graph, the worker
       or the emitter failed
-2     usage: an unknown command or option, a missing argument (click's own code)
+2     usage: an unknown command or option, a missing argument, a value of the wrong type
+      (click's own code)
 3     input rejected: a schema, event, file, URN, Cypher statement or setting that cannot be used
-      (``ingest`` and ``emit`` exit 3 when they skipped some events, after writing or sending the rest)
-4     not found: a field, dataset, lineage path or embedded graph that is not there
+      (``ingest``, ``backfill`` and ``emit`` exit 3 when they skipped bad events, after writing or
+      sending the rest)
+4     not found: a field, dataset or lineage path that is not in the graph, or no embedded graph
+      where one was named
 5     unavailable: the graph, the broker or the schema registry cannot be reached
       (``server status``: the embedded server is not running)
-6     partial: a lineage walk stopped at its depth cap or time budget (the result is printed)
+6     partial: a lineage walk stopped at its depth cap or time budget (the result is printed, and
+      says so); a ``--depth`` you chose is not partial
 ====  =====================================================================================
 """
 

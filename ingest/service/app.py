@@ -13,9 +13,10 @@ Errors answer ``{"error": <message>, "kind": <kind>}`` with the status of their 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -86,6 +87,7 @@ def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformM
     app.include_router(reads.router)
     app.include_router(writes.router)
     app.include_router(_operations)
+    app.openapi = _errors_documented(app.openapi)  # type: ignore[method-assign]
     if (STATIC / "index.html").is_file():
         from fastapi.staticfiles import StaticFiles
 
@@ -93,6 +95,32 @@ def create_app(graph: LineageGraph, config: ServeConfig, *, platforms: PlatformM
     else:
         app.add_api_route("/explorer/{rest:path}", _no_explorer, include_in_schema=False)
     return app
+
+
+#: the error answers the OpenAPI document lists, in place of FastAPI's own 422 (a bad parameter is answered 400)
+_UNAVAILABLE = {"503": "The graph cannot be reached (with `Retry-After`)"}
+_BAD_PARAMETER = {"400": "A bad parameter or body, named: `{error, kind, message, status}`"}
+_WRITE_ERRORS = {"403": "No token, or a token whose write scope does not hold a dataset the events write",
+                 "422": "An event that cannot be read, with the reason; it goes to the rejects file and the "
+                        "request's other events are written"}
+
+
+def _errors_documented(openapi: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+    """``app.openapi`` with each operation's error answers as the service gives them (FastAPI lists 422 for a
+    parameter it cannot read; the service answers 400 with its error JSON, and 422 only for an unreadable event)."""
+
+    def documented() -> dict[str, Any]:
+        doc = openapi()  # built once, then cached by FastAPI: changed in place, the same each time
+        for item in doc["paths"].values():
+            for method, op in item.items():
+                answers = op.setdefault("responses", {})
+                takes_parameters = answers.pop("422", {}).get("description") == "Validation Error"
+                shown = {**_UNAVAILABLE, **(_BAD_PARAMETER if takes_parameters or method == "post" else {}),
+                         **(_WRITE_ERRORS if method == "post" else {})}
+                answers.update({code: {"description": text} for code, text in shown.items()})
+        return doc
+
+    return documented
 
 
 # ---- operations ----
