@@ -12,7 +12,8 @@ The test fixtures (``tests/conftest.py``), the benchmarks and ``make neo4j`` / `
     python -m tests.services fetch
 
 run a server in the foreground until Ctrl-C; ``fetch`` only resolves the jars (``make test`` runs it first), Apache
-Avro's too (``deploy/maven/avro``: its Java checker, which ``tests/test_avro_java.py`` compares verdicts with).
+Avro's too (``deploy/maven/avro``: its Java checker, which ``tests/test_avro_java.py`` compares verdicts with) and
+the OpenLineage Spark integration's (``deploy/maven/openlineage-spark``: ``tests/test_openlineage_spark.py``).
 """
 
 from __future__ import annotations
@@ -378,11 +379,14 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--data", default=".fieldgraph/kafka", help="its home folder (data survives restarts)")
     k.add_argument("--port", type=int, default=9092)
     k.add_argument("--heap", default="512m")
-    sub.add_parser("fetch", help="resolve both servers' jars (and Avro's, for the tests) with Maven, and exit")
+    sub.add_parser("fetch", help="resolve both servers' jars (and Avro's and OpenLineage Spark's, for the tests) with "
+                                 "Maven, and exit")
     args = ap.parse_args(argv)
 
     if args.service == "fetch":
-        for service in ("neo4j", "kafka", "avro"):  # avro: Avro's Java checker (tests/test_avro_java.py)
+        # avro: Avro's Java checker (tests/test_avro_java.py); openlineage-spark: the OpenLineage Spark listener
+        # (tests/test_openlineage_spark.py)
+        for service in ("neo4j", "kafka", "avro", "openlineage-spark"):
             t0 = time.monotonic()
             try:
                 jars = classpath(service).split(os.pathsep)
