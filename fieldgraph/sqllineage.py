@@ -44,6 +44,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, build_scope
 
 from fieldgraph.errors import SqlError
+from fieldgraph.sqlnames import name_outputs
 
 
 class SchemasNeeded(SqlError):
@@ -491,6 +492,9 @@ class SqlLineage:
     unresolved: tuple[str, ...] = ()
     #: the statement's kind (:attr:`Statement.kind`)
     kind: str = "insert"
+    #: what the derivation decided that the user should hear of: a created table's derived column names that its
+    #: schema does not list (both names), values of one name written to one field
+    notes: tuple[str, ...] = ()
 
 
 Schemas: TypeAlias = Mapping[str, Sequence[str]]
@@ -521,9 +525,13 @@ def derive(statement: Statement, schemas: Schemas, target: str | None = None, *,
     if _places_unknown(statement, tree, walk.unresolved, known.get(name), name, set(unordered)):
         # the columns' places are not known (union branches map by place too): no column is matched to its value
         return SqlLineage(name, statement.columns, (), (*unresolved, "column positions"), statement.kind)
-    names = _target_columns(statement, outputs, known.get(name), what, failed if stars else SqlError)
+    outputs = [(walk.named.get(n, n), deps) for n, deps in outputs]  # as named, not as sqlglot lower-cased them
+    notes: list[str] = []
+    names = _target_columns(statement, outputs, known.get(name), _Target(what, name, walk, notes),
+                            failed if stars else SqlError)
     edges = _edges(statement, name, names, outputs, walk)
-    return SqlLineage(name, tuple(dict.fromkeys(names)), tuple(_merged(edges)), unresolved, statement.kind)
+    return SqlLineage(name, tuple(dict.fromkeys(names)), tuple(_merged(edges)), unresolved, statement.kind,
+                      tuple(notes))
 
 
 def check(statement: Statement, target: str | None = None) -> None:
@@ -580,23 +588,78 @@ def _reads_star(tree: exp.Expression) -> bool:
     return any(isinstance(s.parent, (exp.Select, exp.Column)) for s in tree.find_all(exp.Star))
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """What :func:`_target_columns` names: the statement (``what``), its target, the walk, and the notes it adds."""
+
+    what: str
+    name: str
+    walk: _Walk
+    notes: list[str]
+
+
 def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], schema: Sequence[str] | None,
-                    what: str, failed: type[SqlError] = SqlError) -> list[str]:
-    """The target column of each output: the statement's column list, else (an INSERT) the target schema's
-    columns in order, else the outputs' names; names spelled as the target's schema spells them. ``failed``: the
-    error of a column list of another length (:class:`SchemasNeeded` where a ``*`` may expand with schemas)."""
+                    target: _Target, failed: type[SqlError] = SqlError) -> list[str]:
+    """The target column of each output: the statement's column list, else (an INSERT, a SELECT whose values share
+    a name) the target schema's columns in order, else the outputs' names; names spelled as the target's schema
+    spells them. ``failed``: the error of a column list of another length or of a table created with two columns
+    of one name (:class:`SchemasNeeded` where a ``*`` may expand with schemas)."""
     names = [n for n, _ in outputs]
     top = [p for p in (schema or ()) if "." not in p]
     spelled = {p.lower(): p for p in top}
+    what = target.what
     if statement.columns:
         if len(statement.columns) != len(names):
             raise failed(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
         return [spelled.get(c.lower(), c) for c in statement.columns]
-    if _onto_schema(statement, top):
+    twice = _repeated(names) if statement.kind != "merge" else None  # a MERGE may set a column in several clauses
+    if twice and statement.kind in ("create_table", "create_view"):
+        raise failed(f"{what}: two of its columns are named {twice} (the engines refuse such a table): alias them")
+    if _onto_schema(statement, top) or (twice and top):
         if len(top) < len(names):
             raise SqlError(f"{what}: inserts {len(names)} values into a table whose schema has {len(top)} columns")
         return top[:len(names)]
+    if twice:
+        target.notes.append(f"{what}: {sum(n.lower() == twice.lower() for n in names)} values are named "
+                            f"{twice}; the schema of {target.name} is not known to place them by position, so all "
+                            f"go to its column {twice}")
+    if statement.kind in ("create_table", "create_view") and top:
+        return _onto_created(names, top, target)
     return [spelled.get(n.lower(), n) for n in names]
+
+
+def _repeated(names: Sequence[str]) -> str | None:
+    """The first name two outputs share (SQL names are case-insensitive), else ``None``."""
+    seen: set[str] = set()
+    for n in names:
+        if n.lower() in seen:
+            return n
+        seen.add(n.lower())
+    return None
+
+
+def _onto_created(names: Sequence[str], top: Sequence[str], target: _Target) -> list[str]:
+    """The columns of a table a ``CREATE ... AS`` writes, whose schema is known: each output's name where the schema
+    lists it; an output the statement does not name (``SELECT sum(x)``: named as the dialect's engine names it)
+    and the schema does not list, the schema's column at its place (same column count); each disagreement noted
+    with both names."""
+    spelled = {p.lower(): p for p in top}
+    out = []
+    for i, n in enumerate(names):
+        if n.lower() in spelled:
+            out.append(spelled[n.lower()])
+            continue
+        there = top[i] if i < len(top) else None
+        derived = f"{target.what}: column {i + 1} is derived as {n!r}"
+        if there is not None and len(top) == len(names) and target.walk.named.get(n.lower()) == n:
+            out.append(there)
+            target.notes.append(f"{derived} (written without a name: as the dialect's engine names it), the schema "
+                                f"of {target.name} has {there!r} there: its edges go to {there!r}")
+            continue
+        out.append(n)
+        has = f"has {there!r} there" if there is not None else f"has {len(top)} columns"
+        target.notes.append(f"{derived}, which the schema of {target.name} does not list (it {has})")
+    return out
 
 
 def _onto_schema(statement: Statement, schema: Sequence[str] | None) -> bool:
@@ -687,12 +750,18 @@ class _Walk:
         self.unresolved: list[str] = []
         self._outputs: dict[int, list[tuple[str, Deps]]] = {}
         self._lower = {t: {p.lower(): p for p in paths} for t, paths in schemas.items()}
+        #: the names given to outputs written without one (:func:`fieldgraph.sqlnames.name_outputs`), by their
+        #: lower-case form
+        self.named: dict[str, str] = {}
+        #: a SELECT's output aliases, while its ORDER BY is visited (which may name them inside expressions)
+        self._aliases: dict[str, exp.Expression] = {}
 
     # -- the schema sqlglot qualifies against
 
     def qualified(self, tree: exp.Expression) -> exp.Expression:
         """``tree`` qualified by sqlglot against the known schemas (physical tables padded to one depth)."""
         tree = tree.copy()
+        self.named.update(name_outputs(tree, self.dialect))
         tables = [t for t in _physical_tables(tree) if t.name]
         depth = max((len(t.parts) for t in tables), default=1)
         mapping: dict[str, Any] = {}
@@ -862,14 +931,15 @@ class _Walk:
                 self.visit(p, scope, _Ctx("GROUP_BY"), into)
 
     def _order_by(self, scope: Scope, into: Deps) -> None:
-        """A SELECT's ORDER BY, which names its output columns first."""
+        """A SELECT's ORDER BY, whose unqualified names name its output columns first, alone or inside an expression
+        (``ORDER BY CASE WHEN alias = 0 THEN col END``)."""
         select = scope.expression
-        aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
-        for ordered in select.args["order"].expressions:
-            key = ordered.this
-            if isinstance(key, exp.Column) and key.name.lower() in aliases:
-                key = aliases[key.name.lower()]
-            self.visit(key, scope, _Ctx("SORT"), into)
+        self._aliases = {p.alias.lower(): p.this for p in select.expressions if isinstance(p, exp.Alias)}
+        try:
+            for ordered in select.args["order"].expressions:
+                self.visit(ordered.this, scope, _Ctx("SORT"), into)
+        finally:
+            self._aliases = {}
 
     def _using(self, ident: exp.Expression, scope: Scope, into: Deps) -> None:
         """``JOIN t USING (c)``: ``c`` of the joined table and of the tables before it."""
@@ -885,7 +955,12 @@ class _Walk:
                              exp.Placeholder, exp.Parameter)):
             return
         if isinstance(node, exp.Column):
-            if not isinstance(node.this, exp.Star):
+            alias = self._aliases.get(node.name.lower()) if not node.table else None
+            if alias is not None:  # an output alias named in ORDER BY: what the output reads
+                self._aliases, aliases = {}, self._aliases
+                self.visit(alias, scope, ctx, into)
+                self._aliases = aliases
+            elif not isinstance(node.this, exp.Star):
                 self._column(node, scope, ctx, into, ())
             return
         if isinstance(node, exp.Dot):

@@ -83,11 +83,25 @@ def derive_sql(changes: Sequence[Change], state: Mapping[str, DatasetState]
     if not any(isinstance(c, SqlChange) or _sql_rename(c) for c in changes):
         return changes, []
     each = derive_each(changes, state)
+    for d in each:
+        if isinstance(d, Derived):
+            _log_derived(d)
     return [d.change if isinstance(d, Derived) else d for d in each], [d.change for d in each if isinstance(d, Derived)]
 
 
+def _log_derived(d: Derived) -> None:
+    """What a derivation could not place, and what it decided that the user should hear of (once: when written)."""
+    c = d.change
+    if d.lineage.unresolved:
+        log.info("%s: %s could not be placed (no schema lists them): no edge made for them", where(c),
+                 ", ".join(d.lineage.unresolved))
+    for note in d.lineage.notes:
+        log.warning("%s: %s", where(c), note)
+
+
 def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) -> list[Change | Derived]:
-    """Like :func:`derive_sql`, each SQL change as a :class:`Derived` (the CLI shows what was unresolved)."""
+    """Like :func:`derive_sql`, each SQL change as a :class:`Derived` (the CLI shows what was unresolved and the
+    notes), nothing logged."""
     batch: dict[str, Columns] = {}
     out: list[Change | Derived] = []
     for c in changes:
@@ -109,8 +123,6 @@ def derive_each(changes: Sequence[Change], state: Mapping[str, DatasetState]) ->
             if c.sent is not None:  # types to fill: the producer's lineage is written as sent
                 out.append(c.sent)
             continue
-        if d.lineage.unresolved:
-            log.info("%s: %s could not be placed (no schema lists them)", where(c), ", ".join(d.lineage.unresolved))
         if d.lineage.kind.startswith("create") and not columns_of(state.get(c.dataset)) and c.dataset not in batch:
             batch[c.dataset] = Columns(list(d.lineage.columns), ordered=True)
         out.append(d)

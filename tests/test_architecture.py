@@ -22,7 +22,8 @@ ALLOWED = {
     "fieldgraph.normalizers": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers"},
     "fieldgraph.changes": {"fieldgraph.errors", "fieldgraph.normalizers", "fieldgraph.sqllineage"},
     "fieldgraph.fieldops": {"fieldgraph.errors"},
-    "fieldgraph.sqllineage": {"fieldgraph.errors"},
+    "fieldgraph.sqlnames": set(),
+    "fieldgraph.sqllineage": {"fieldgraph.errors", "fieldgraph.sqlnames"},
     "fieldgraph.graph": {"fieldgraph.errors", "fieldgraph.bulk", "fieldgraph.normalizers", "fieldgraph.changes", "fieldgraph.fieldops",
                          "fieldgraph.sqllineage", "fieldgraph.graph"},
 }

@@ -19,7 +19,7 @@ from fieldgraph.ingest.cli import app
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT
 from fieldgraph.ingest.emitter import change_event
 from fieldgraph.ingest.sources import decode_event
-from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, SchemasNeeded, derive, parse_statements
+from fieldgraph.sqllineage import BY_NAME_CONFIDENCE, SchemasNeeded, check, derive, parse_statements
 
 from .conftest import WITH_MEMORY, ds, ingest, mcp, schema_event
 
@@ -727,3 +727,126 @@ def test_bigquery_unnest_through_the_events_endpoint(graph, tmp_path) -> None:
         r = service.http.post("/api/v1/events", json=[bq_schema(), bq_event(job="tags")], headers=AUTH)
         assert r.status_code == 200 and r.json()["written"] == 2, r.text
     assert kinds_of(graph, BQ_TAGS) == BQ_TAGS_EDGES
+
+
+# --- output columns named as the engine names them (issue 47) ----------------------------------------------------
+
+UNNAMED = "CREATE TABLE t AS SELECT customer_id, SUM(amount), amount + 1, COUNT(*) FROM orders GROUP BY customer_id, amount"
+ORDER_COLS = {"orders": ["order_id", "customer_id", "email", "amount", "status"]}
+
+
+@pytest.mark.parametrize("dialect, names", [
+    ("spark", ["customer_id", "sum(amount)", "(amount + 1)", "count(1)"]),
+    ("databricks", ["customer_id", "sum(amount)", "(amount + 1)", "count(1)"]),
+    ("hive", ["customer_id", "_c1", "_c2", "_c3"]),
+    ("trino", ["customer_id", "_col1", "_col2", "_col3"]),
+    ("presto", ["customer_id", "_col1", "_col2", "_col3"]),
+    ("bigquery", ["customer_id", "f0_", "f1_", "f2_"]),
+    ("postgres", ["customer_id", "sum", "?column?", "count"]),
+    ("redshift", ["customer_id", "sum", "?column?", "count"]),
+    ("snowflake", ["customer_id", "SUM(AMOUNT)", "AMOUNT + 1", "COUNT(*)"]),
+    ("duckdb", ["customer_id", "sum(amount)", "(amount + 1)", "count_star()"]),
+    ("mysql", ["customer_id", "sum(amount)", "amount + 1", "count(*)"]),
+    (None, ["customer_id", "sum(amount)", "amount + 1", "count(*)"]),
+])
+def test_an_unnamed_output_is_named_as_the_dialects_engine_names_it(dialect: str | None, names: list[str]) -> None:
+    (st,) = parse_statements(UNNAMED, dialect)
+    lineage = derive(st, ORDER_COLS)
+    assert list(lineage.columns) == names and lineage.notes == ()
+    assert {e.column for e in lineage.edges if e.kind == "DIRECT"} == set(names[:3])  # COUNT(*) reads no column
+    assert "_col_" not in " ".join(lineage.columns)
+
+
+def test_engine_names_are_used_inside_the_statement_too() -> None:
+    # Trino names the subquery's MAX(amount) _col1: the outer SELECT * reads it under that name
+    (st,) = parse_statements("CREATE VIEW v AS SELECT * FROM (SELECT customer_id, MAX(amount) FROM orders "
+                             "GROUP BY customer_id) s", "trino")
+    lineage = derive(st, ORDER_COLS)
+    assert lineage.columns == ("customer_id", "_col1")
+    assert ("_col1 <- orders.amount", "AGGREGATION") in {(e.key, e.subtype) for e in lineage.edges}
+    # a scalar subquery, a literal, a cast, a CASE
+    sql = "INSERT INTO r SELECT (SELECT MAX(amount) FROM orders), 'x', CAST(amount AS INT), CASE WHEN amount > 0 " \
+          "THEN 1 END FROM orders"
+    assert derive(parse_statements(sql, "spark")[0], ORDER_COLS).columns == (
+        "scalarsubquery()", "x", "CAST(amount AS INT)", "CASE WHEN (amount > 0) THEN 1 END")
+    assert derive(parse_statements(sql, "postgres")[0], ORDER_COLS).columns == ("max", "?column?", "amount", "case")
+
+
+def test_a_created_table_whose_schema_names_an_unnamed_output_otherwise_takes_the_schemas_name() -> None:
+    (st,) = parse_statements("CREATE TABLE t AS SELECT customer_id, SUM(amount) FROM orders GROUP BY customer_id",
+                             "spark")
+    lineage = derive(st, {**ORDER_COLS, "t": ["customer_id", "total"]})
+    assert lineage.columns == ("customer_id", "total")
+    assert "total <- orders.amount" in {e.key for e in lineage.edges}
+    (note,) = lineage.notes
+    assert "'sum(amount)'" in note and "'total'" in note and "column 2" in note
+    # an alias the statement gives is kept: the schema that lacks it is noted, both names said
+    (st,) = parse_statements("CREATE TABLE t AS SELECT customer_id, SUM(amount) AS s FROM orders GROUP BY 1", "spark")
+    lineage = derive(st, {**ORDER_COLS, "t": ["customer_id", "total"]})
+    assert lineage.columns == ("customer_id", "s") and "'s'" in lineage.notes[0] and "'total'" in lineage.notes[0]
+    # other column counts: nothing is placed by position
+    lineage = derive(st, {**ORDER_COLS, "t": ["customer_id", "total", "n"]})
+    assert lineage.columns == ("customer_id", "s") and "has 'total' there" in lineage.notes[0]
+
+
+def test_two_outputs_of_one_name_as_the_engines_take_them() -> None:
+    schemas = {"a": ["id", "x"], "b": ["id", "x"], "r": ["ax", "bx"]}
+    both = "SELECT a.x, b.x FROM a JOIN b ON a.id = b.id"
+    # a table created with two columns of one name is refused (Spark, Postgres, Trino, BigQuery, Snowflake): when read
+    for sql in (f"CREATE TABLE c AS {both}", f"CREATE VIEW c AS {both}"):
+        (st,) = parse_statements(sql, "spark")
+        with pytest.raises(SqlError, match="two of its columns are named x"):
+            check(st)
+    # a plain SELECT keeps both, by position: onto its target's schema when known
+    (st,) = parse_statements(both, "spark")
+    lineage = derive(st, schemas, "r")
+    assert {e.key for e in lineage.edges if e.kind == "DIRECT"} == {"ax <- a.x", "bx <- b.x"}
+    assert lineage.notes == ()
+    # without it, both go to the one column of that name (a field is a name), and that is said
+    lineage = derive(st, {"a": schemas["a"], "b": schemas["b"]}, "r")
+    assert {e.key for e in lineage.edges if e.kind == "DIRECT"} == {"x <- a.x", "x <- b.x"}
+    assert "2 values are named x" in lineage.notes[0]
+    # an INSERT maps by position as ever
+    (st,) = parse_statements(f"INSERT INTO r {both}", "spark")
+    assert {e.key for e in derive(st, schemas).edges if e.kind == "DIRECT"} == {"ax <- a.x", "bx <- b.x"}
+
+
+def test_an_output_alias_inside_an_order_by_expression_is_placed() -> None:
+    (st,) = parse_statements("SELECT x AS al, y FROM a JOIN b ON a.id = b.id ORDER BY CASE WHEN al = 0 THEN y END",
+                             "spark")
+    lineage = derive(st, {"a": ["id", "x", "y"], "b": ["id"]}, "r")
+    assert lineage.unresolved == ()
+    keys = {e.key: e.transformations for e in lineage.edges}
+    assert keys["al <- a.x"] == ("DIRECT/IDENTITY", "INDIRECT/SORT") and keys["y <- a.x"] == ("INDIRECT/SORT",)
+    assert not any(e.by_name for e in lineage.edges)  # no a.al read by name
+
+
+@WITH_MEMORY
+def test_a_created_table_named_otherwise_by_its_schema_is_written_to_the_schemas_columns(graph, caplog) -> None:
+    caplog.set_level(logging.INFO, "fieldgraph.graph")
+    report = ingest(graph, orders_schema(), schema_event(ds("shop.t"), ["customer_id", "total"], 1), sql_event(
+        "CREATE TABLE t AS SELECT customer_id, SUM(amount) FROM orders GROUP BY customer_id; "
+        "INSERT INTO r SELECT x AS al FROM mystery JOIN other ON mystery.k = other.k ORDER BY CASE WHEN al = 0 THEN "
+        "y END"))
+    assert report.refused == []
+    assert ("total", "amount") in edges_of(graph, ds("shop.t"))
+    assert not any(f.get("placeholder") for f in encode(graph.fields(ds("shop.t"))))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("'sum(amount)'" in m and "'total'" in m for m in warnings), warnings
+    # what cannot be placed is logged once, under its reason; the alias is placed
+    placed = [r.getMessage() for r in caplog.records if "could not be placed" in r.getMessage()]
+    assert len(placed) == 1 and ": x, y could not be placed" in placed[0]
+
+
+def test_fieldgraph_sql_reports_a_created_tables_other_names_with_both(cli, graph, tmp_path) -> None:
+    ingest(graph, orders_schema(), schema_event(ds("shop.t"), ["customer_id", "total"], 1))
+    path = tmp_path / "t.sql"
+    path.write_text("CREATE TABLE t AS SELECT customer_id, SUM(amount) FROM orders GROUP BY customer_id")
+    args = ("sql", str(path), "--dialect", "spark", "--platform", "hive", "--database", "shop")
+    (st,) = json.loads(cli(*args, "--dry-run", "--json").stdout)["statements"]
+    assert st["columns"] == ["customer_id", "total"]
+    (note,) = st["notes"]
+    assert "'sum(amount)'" in note and "'total'" in note
+    table = cli(*args).stdout
+    assert "sum(amount)" in table and "total" in table.split("sum(amount)", 1)[1]
+    assert ("total", "amount") in edges_of(graph, ds("shop.t"))

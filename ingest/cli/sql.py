@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 def sql_cmd(
     files: list[Path] = typer.Argument(..., help="SQL files (statements separated by ';'), or - for stdin."),
     dialect: str = typer.Option(None, "--dialect", "-d", help="sqlglot's dialect (spark, postgres, snowflake, "
-                                "bigquery, ...); default: sqlglot's own."),
+                                "bigquery, ...); default: sqlglot's own. It also names an output written without an "
+                                "alias as its engine does (sum(x) in Spark, _c0 in Hive, f0_ in BigQuery, ...)."),
     target: str = typer.Option(None, "--target", help="The table (a name or dataset URN) a SELECT's results go to; "
                                "statements that name their table (INSERT, CREATE ... AS, MERGE) need none."),
     platform: str = typer.Option(None, "--platform", help="The DataHub platform of the tables (default: from the "
@@ -44,7 +45,9 @@ def sql_cmd(
     (SELECT * and unqualified names resolved against the schemas the graph holds), DIRECT or INDIRECT with
     OpenLineage's subtypes. A statement that renames a column or a table (ALTER TABLE ... RENAME COLUMN a TO b,
     RENAME TO u; Hive's CHANGE COLUMN a b type) is written as a rename, which keeps the lineage of the old name. A
-    statement that cannot be parsed is an error with its line and column."""
+    statement that cannot be parsed is an error with its line and column. Notes follow a statement's table where the
+    derivation decided something to hear of: a created table whose schema names a derived column otherwise (both
+    names), values of one name written to one column."""
     from fieldgraph.ingest.sources.renames import rename_json
     from fieldgraph.ingest.sources.sql import TableNames, platform_of
 
@@ -113,6 +116,8 @@ def _show(derived: list[Derived], result: list[dict[str, Any]], renames: list[di
         out.print(t)
         if r["unresolved"]:
             out.print(Text(f"unresolved (no schema lists them): {', '.join(r['unresolved'])}", style="yellow"))
+        for note in r["notes"]:
+            out.print(Text(note, style="yellow"))
     for r in renames:
         pairs = [(ds(r["fromDataset"]), ds(r["dataset"]))] if r["fromDataset"] else \
             [(short(p["old"]), short(p["new"])) for p in r["renames"]]
@@ -136,7 +141,7 @@ def _read(path: Path) -> str:
 def _json(d: Any) -> dict[str, Any]:
     return {
         "target": d.change.dataset, "job": d.change.job, "columns": list(d.lineage.columns),
-        "unresolved": list(d.lineage.unresolved),
+        "unresolved": list(d.lineage.unresolved), "notes": list(d.lineage.notes),
         "edges": [{"column": FieldUrn.parse(e.downstream).field_path, "to": e.downstream, "from": e.upstream,
                    "kind": e.props.kind, "subtype": e.props.subtype, "masking": e.props.masking,
                    "confidence": e.props.confidence, "transformations": list(e.props.transformations)}
