@@ -443,6 +443,47 @@ class AmbiguousReference(Unresolved):
 
 
 @dataclass(frozen=True, slots=True)
+class UnusedField:
+    """A field nobody reads (:meth:`LineageGraph.unused`): listed, with no lineage edge into it (nor into its whole
+    dataset) that holds; ``last_read``: when the last one stopped holding (ms since the epoch; None: never read)."""
+
+    urn: str
+    dataset: str
+    field_path: str
+    simple_path: str | None
+    type: str | None
+    native_data_type: str | None
+    last_read: int | None
+
+    @classmethod
+    def from_row(cls, r: Row) -> UnusedField:
+        """From ``unused_fields.cypher``'s row (or ``unused_fields_as_of.cypher``'s, with the state then): the last
+        read is the later of the field's (``fieldRead``) and its dataset's (``datasetRead``)."""
+        reads = [t for t in (r.get("fieldRead"), r.get("datasetRead")) if t is not None]
+        return cls(r["urn"], r["dataset"], r["fieldPath"], r.get("simplePath"), r.get("type"),
+                   r.get("nativeDataType"), max(reads) if reads else None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"urn": self.urn, "dataset": self.dataset, "fieldPath": self.field_path, "simplePath": self.simple_path,
+                "type": self.type, "nativeDataType": self.native_data_type, "lastRead": self.last_read}
+
+
+@dataclass(frozen=True, slots=True)
+class UnusedFields:
+    """The fields nobody reads (:class:`UnusedField`, by dataset then path) among those of ``dataset`` or of
+    ``platform`` (None: any), now or at ``as_of``."""
+
+    dataset: str | None
+    platform: str | None
+    as_of: int | None
+    fields: tuple[UnusedField, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "platform": self.platform, "asOf": self.as_of,
+                "fields": [f.to_json() for f in self.fields]}
+
+
+@dataclass(frozen=True, slots=True)
 class GraphStats:
     """The graph's counts (``stats.cypher``); JSON and the CLI's table by the statements' column names."""
 
@@ -572,7 +613,8 @@ __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFie
            "EdgeRow",
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
-           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "encode", "fields_by_dataset"]
+           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "UnusedField", "UnusedFields", "encode",
+           "fields_by_dataset"]
 
 
 # ---- lineage through time around one field (the explorer's time control and compare mode) ----

@@ -49,6 +49,8 @@ from .answers import (
     Tagged,
     Timeline,
     Unresolved,
+    UnusedField,
+    UnusedFields,
     WalkDiff,
 )
 from .errors import AmbiguousReferenceError, NotFoundError, QueryTimeout
@@ -466,6 +468,30 @@ class LineageGraph:
         urn = str(DatasetUrn.parse(dataset)) if dataset else None
         return [DatasetEdge.from_row(r) for r in self.store.run_named("dataset_lineage", {"urn": urn})]
 
+    def unused(self, dataset: str | None = None, *, platform: str | None = None,
+               as_of: int | None = None) -> UnusedFields:
+        """The fields nobody reads, now or at ``as_of``, of ``dataset`` (a dataset URN), of the datasets of
+        ``platform`` (``hive`` or ``urn:li:dataPlatform:hive``), or of every dataset: the fields listed then
+        (neither placeholders nor removed) with no lineage edge into them, nor into their whole dataset, that held
+        then; each with when it was last read (the latest end of such an edge then; None: never)."""
+        urn = None
+        if dataset is not None:
+            urn = str(DatasetUrn.parse(dataset))
+            if not self.read_state([urn]):
+                raise NotFoundError(f"dataset {urn} is not in the graph")
+        plat = _platform(platform)
+        params: dict[str, Any] = {"dataset": urn, "platform": plat}
+        if as_of is None:
+            found = [UnusedField.from_row(r) for r in self.store.run_named("unused_fields", params)]
+        else:
+            found = []
+            for r in self.store.run_named("unused_fields_as_of", {**params, "asOf": as_of}):
+                then = _state_then({**r, "placeholder": False}, as_of)
+                if then is not None and not then["removed"]:  # listed then (not yet, or removed by then: no column)
+                    found.append(UnusedField.from_row({**r, **then}))
+        found.sort(key=lambda f: (f.dataset, f.field_path, f.urn))
+        return UnusedFields(urn, plat, as_of, tuple(found))
+
     def unresolved(self) -> list[Unresolved]:
         """Field references no schema resolved (placeholders that hold now)."""
         return [Unresolved.from_row(r) for r in self.store.run_named("unresolved")]
@@ -588,6 +614,20 @@ def _job_operation(e: Mapping[str, Any]) -> dict[str, Any]:
     return {"sourceFormat": e.get("sourceFormat"), "transformation": e.get("transformation"),
             "programs": [{"program": e.get("program") or e.get("query") or e.get("source"), "run": e.get("run"),
                           "runTime": e.get("runTime")}], "operations": []}
+
+
+_PLATFORM_URN = "urn:li:dataPlatform:"
+
+
+def _platform(platform: str | None) -> str | None:
+    """A platform's name (``hive``) from its name or URN (``urn:li:dataPlatform:hive``); :class:`InputError` when
+    it is neither."""
+    if platform is None:
+        return None
+    name = platform.strip().removeprefix(_PLATFORM_URN)
+    if not name or any(c in name for c in ",()") or name.startswith("urn:"):
+        raise InputError(f"platform {platform!r}: not a platform name (hive) or URN ({_PLATFORM_URN}hive)")
+    return name
 
 
 def _at_or_before(t: Any, as_of: int) -> bool:

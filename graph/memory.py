@@ -1209,6 +1209,52 @@ class MemoryStore(GraphStore):
                for d in found]
         return sorted(out, key=lambda r: (_order(r["name"]), _order(r["urn"])))
 
+    # ---- unused fields ----
+
+    def _unused_candidates(self, p: Mapping[str, Any]) -> Iterator[tuple[_Node, _Node]]:
+        """``MATCH (d:Dataset)-[:HasField]->(f:DatasetField)`` with ``unused_fields``' tests on ``$dataset``,
+        ``$platform`` and placeholders."""
+        want, platform = p.get("dataset"), p.get("platform")
+        datasets = self._all("Dataset") if want is None else [d for d in [self._dataset(want)] if d is not None]
+        for d in datasets:
+            if platform is not None and not _eq(d.get("platform"), platform):
+                continue
+            for e in d.outs("HasField"):
+                if e.end.label == "DatasetField" and e.end.get("placeholder") is not True:
+                    yield d, e.end
+
+    @staticmethod
+    def _last_read(edges: Iterable[_Edge], as_of: Any = None) -> Any:
+        """``max(e.validTo)`` of ``edges`` (those ended at or before ``as_of``, if given)."""
+        ends = [e.props.get("validTo") for e in edges]
+        return max((t for t in ends if t is not None and (as_of is None or _le(t, as_of))), default=None)
+
+    def _unused_row(self, d: _Node, f: _Node, field_read: Any, dataset_read: Any) -> Row:
+        return {"dataset": d.get("urn"), **{k: _value(f.get(k)) for k in ("urn", "fieldPath", "simplePath", "type",
+                                                                          "nativeDataType")},
+                "fieldRead": field_read, "datasetRead": dataset_read}
+
+    def _unused_fields(self, p: Mapping[str, Any]) -> list[Row]:
+        out: list[Row] = []
+        for d, f in self._unused_candidates(p):
+            if f.get("removed", False) is True or f.ins("DataDerivedFrom") or d.ins("DataDerivedFrom"):
+                continue
+            out.append(self._unused_row(d, f, self._last_read(f.ins("PreviouslyDerivedFrom")),
+                                        self._last_read(d.ins("PreviouslyDerivedFrom"))))
+        return sorted(out, key=lambda r: (_order(r["dataset"]), _order(r["fieldPath"])))
+
+    def _unused_fields_as_of(self, p: Mapping[str, Any]) -> list[Row]:
+        as_of = p["asOf"]
+        out: list[Row] = []
+        for d, f in self._unused_candidates(p):
+            reads, whole = f.ins(*_LINEAGE), d.ins(*_LINEAGE)
+            if any(_held(e, as_of) for e in (*reads, *whole)):
+                continue
+            row = {**self._unused_row(d, f, self._last_read(reads, as_of), self._last_read(whole, as_of)),
+                   "since": f.get("since", 0), "removed": f.get("removed", False)}
+            out.extend({**row, "past": past} for past in self._pasts(f, as_of))
+        return sorted(out, key=lambda r: (_order(r["dataset"]), _order(r["fieldPath"])))
+
     # ---- whole graph ----
 
     def _snapshot_nodes(self, p: Mapping[str, Any]) -> list[Row]:

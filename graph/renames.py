@@ -1,17 +1,25 @@
 """How a walk crosses a rename: the identity rules (pure), and the reads they need.
 
 A rename ``(new)-[:RenamedFrom {validFrom: t}]->(old)`` says the field called ``old`` until ``t`` is called ``new``
-from ``t``. A walk at an instant ``τ`` (None: now) crosses it in the direction of time:
+from ``t``: one field under two names. A walk at an instant ``τ`` (None: now) crosses it both ways, in either
+direction:
 
-- **upstream**, from ``new`` to ``old`` *as it was just before the rename* (``t - 1``): what fed the old name then
-  fed this field, and the walk goes on from there as of that instant, so lineage the old name gets later (a new
-  field that reuses the name) is not this field's;
-- **downstream**, from ``old`` to ``new`` at ``τ``: the readers of the new name read this field.
+- **upstream** (what feeds the field), from ``new`` to ``old`` *as it was just before the rename* (``t - 1``): what
+  fed the old name then fed this field, and the walk goes on from there as of that instant, so lineage the old name
+  gets later (a new field that reuses the name) is not this field's; and from ``old`` to ``new`` at ``τ``: a reader
+  of the old name reads what feeds the new one now;
+- **downstream** (who reads the field), from ``old`` to ``new`` at ``τ``: the readers of the new name read this
+  field; and from ``new`` to ``old`` at ``τ``: a reader whose edge into the old name still holds at ``τ`` (declared
+  before the rename and never replaced, a Protobuf consumer reading by field number, an Avro reader with the alias)
+  reads this field too.
 
 Only renames at or before ``τ`` are crossed, and only within the field's identity at ``τ``: a name that was renamed
 away and is later listed again by a schema (not by a rename back) is a new field from then on (it *reuses* the
-name). So from a reused name, a walk crosses no rename older than the reuse; and a walk arriving downstream at a
-name that was reused after the rename stops just before the reuse.
+name). So from a reused name, a walk crosses no rename older than the reuse; a walk arriving at a new name that was
+reused after the rename goes on from it as of just before the reuse; and one crossing back to an old name that was
+reused by ``τ`` does not cross: an edge into a reused name at ``τ`` is about the new field (its readers read that).
+The same rename crossed both ways (there and back) is one hop; its edge names its two ends (``old``, ``new``), so
+that it is shown old -> new whichever way a walk crossed it.
 """
 
 from __future__ import annotations
@@ -61,17 +69,22 @@ def reuses(renames: Sequence[Rename], listings: Iterable[Listing]) -> list[int]:
 
 def crossings(direction: str, at: int | None, renames: Sequence[Rename], own_reuses: Sequence[int],
               reuses_of: Mapping[str, Sequence[int]]) -> Iterator[tuple[Rename, int | None]]:
-    """The renames a walk at instant ``at`` (None: now) crosses from a field, with the instant it goes on at:
-    upstream the renames into the field, downstream those away from it (see the module)."""
+    """The renames a walk in ``direction`` at instant ``at`` (None: now) crosses from a field, with the instant it
+    goes on at (see the module): to the new name at ``at`` (just before the new name's reuse, if it was reused by
+    then); upstream to the old name just before the rename; downstream to the old name at ``at``, unless the old
+    name was reused by then."""
     start = max((u for u in own_reuses if at is None or u <= at), default=None)
     for r in renames:
         if (at is not None and r.at > at) or (start is not None and r.at < start):
             continue
-        if direction == "upstream" and r.into:
+        later = [u for u in reuses_of.get(r.row["urn"], ()) if u > r.at]
+        reused = bool(later) and (at is None or at >= min(later))
+        if not r.into:  # old -> new
+            yield r, (min(later) - 1 if reused else at)
+        elif direction == "upstream":  # new -> old, as it was just before the rename
             yield r, r.at - 1
-        elif direction == "downstream" and not r.into:
-            later = [u for u in reuses_of.get(r.row["urn"], ()) if u > r.at]
-            yield r, (min(later) - 1 if later and (at is None or at >= min(later)) else at)
+        elif not reused:  # new -> old: the old name's readers at `at`
+            yield r, at
 
 
 class RenameReader:
@@ -93,8 +106,8 @@ class RenameReader:
         if not touching:
             return []
         names = sorted({*touching, *(r.row["urn"] for rs in touching.values() for r in rs)})
-        if direction == "downstream":  # where a walk lands depends on the new name's own renames
-            touching.update(self._touching([u for u in names if u not in touching], timeout_ms))
+        # where a walk lands depends on the other name's own renames (whether it was reused)
+        touching.update(self._touching([u for u in names if u not in touching], timeout_ms))
         listed: dict[str, list[Listing]] = {}
         for r in self.store.run(self.listings, {"urns": names}, timeout_ms=timeout_ms):
             states = [(int(a), None if b is None else int(b), bool(c)) for a, b, c in r["past"] or [] if a is not None]
@@ -108,7 +121,9 @@ class RenameReader:
         if urns:
             for r in self.store.run(self.step, {"frontier": urns}, timeout_ms=timeout_ms):
                 edge = r.get("edge") or {}
-                row = {**r, "edge": {**edge, "relation": RENAMED_FROM, "transformation": RENAME}}
+                old, new = (r["urn"], r["from"]) if r["into"] else (r["from"], r["urn"])
+                row = {**r, "edge": {**edge, "relation": RENAMED_FROM, "transformation": RENAME, "old": old,
+                                     "new": new}}
                 touching[r["from"]].append(Rename(bool(r["into"]), int(edge.get("validFrom") or 0), row))
         return {u: rs for u, rs in touching.items() if rs}
 

@@ -8,8 +8,9 @@ fields, edges or tags:
   or go on through them when the scope says ``through_hidden`` (:mod:`fieldgraph.graph.walk`); a walk's answer says
   how many it stopped at or went through (``hidden``); labels are inherited only from fields the walk shows; a
   timeline stops at them whatever the scope says;
-- listings (search, fields, dataset lineage, unresolved references, a dataset's lineage diff) leave out what
-  touches a hidden dataset (an edge with a hidden end, a CDAP operation naming a hidden dataset);
+- listings (search, fields, dataset lineage, unresolved references, a dataset's lineage diff, unused fields) leave
+  out what touches a hidden dataset (an edge with a hidden end, a CDAP operation naming a hidden dataset);
+- a field whose only readers are hidden is read all the same: not among the unused fields, its readers unnamed;
 - graph-wide counts (``stats``) and raw queries are refused (:class:`OutOfScope`) unless the scope holds every
   dataset: counts would tell how much there is that the reader may not see.
 
@@ -37,6 +38,7 @@ from .answers import (
     LineageResult,
     SearchResult,
     Unresolved,
+    UnusedFields,
 )
 from .lineage import LineageGraph
 from .plan import DatasetState
@@ -121,6 +123,14 @@ class ScopedGraph(LineageGraph):
 
     def ambiguous(self) -> list[AmbiguousReference]:
         return [u for u in super().ambiguous() if self.scope.holds(u.dataset)]
+
+    def unused(self, dataset: str | None = None, *, platform: str | None = None,
+               as_of: int | None = None) -> UnusedFields:
+        """As :meth:`LineageGraph.unused`, among the datasets the scope holds (a hidden dataset asked for is not in
+        the graph). A field whose only readers are hidden is read all the same: it is not listed, and nothing names
+        its readers (its last read counts edges from hidden readers too)."""
+        found = super().unused(dataset, platform=platform, as_of=as_of)
+        return replace(found, fields=tuple(f for f in found.fields if self.scope.holds(f.dataset)))
 
     def diff_lineage(self, dataset: str, t1: int, t2: int) -> LineageDiff:
         d = super().diff_lineage(dataset, t1, t2)  # a hidden dataset: not in the graph (read_state)

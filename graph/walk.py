@@ -1,9 +1,10 @@
 """The lineage walk: level by level over a store's one-hop statements, within a depth cap and a time budget.
 
 Now or as of an instant: the one-hop statements (``*_step.cypher``, ``*_step_as_of.cypher``) follow the edges
-that hold (held) then. Renames are crossed by the identity rules of :mod:`fieldgraph.graph.renames` (upstream, a
-walk goes on from the old name as of just before the rename: each field of a frontier carries the instant it is
-walked at). One read transaction for the whole walk where the store has them (Neo4j), timed out with the budget.
+that hold (held) then. Renames are crossed both ways by the identity rules of :mod:`fieldgraph.graph.renames`
+(upstream, a walk goes on from the old name as of just before the rename: each field of a frontier carries the
+instant it is walked at; a rename crossed there and back is shown once). One read transaction for the whole walk
+where the store has them (Neo4j), timed out with the budget.
 
 Under a read scope (:class:`~fieldgraph.graph.scope.Scope`) a walk never shows a field the scope hides: it stops
 there (counted in the answer's ``hidden``), or, with ``through_hidden``, goes on through it and shows a visible field
@@ -18,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import cypher as cy
-from .answers import Hop, LineageResult
+from .answers import RENAMED_FROM, Hop, LineageResult
 from .errors import QueryTimeout
 from .renames import RenameReader
 from .scope import Scope
@@ -139,7 +140,9 @@ class Walk:
         """Adds the hops of one level's ``rows`` that ``keep`` accepts to ``hops`` (in a stable order); returns the
         next frontier: the fields they reach first (at the instant the walk goes on from them)."""
         nxt: list[Reached] = []
-        for r, then in sorted(rows, key=lambda rt: (rt[0]["from"], rt[0]["urn"])):
+        # a rename crossed against the walk's direction (a new name's readers of the old one, downstream) after
+        # those crossed along it, so that one found both ways in a level reads as it always did
+        for r, then in sorted(rows, key=lambda rt: (self._against(rt[0]), rt[0]["from"], rt[0]["urn"])):
             h = Hop.from_row(r, level)
             if self.keep is not None and not self.keep(h):
                 continue
@@ -154,8 +157,8 @@ class Walk:
             if self.renames is None and (self.scope is None or not self.scope.through_hidden):
                 # one instant: each edge is found once
                 hops.append(h)
-            else:  # the same edge, reached again at another instant, is shown once
-                key = h.key
+            else:  # the same edge, reached again at another instant (a rename: or crossed back), is shown once
+                key = _edge_key(h)
                 if key not in self.shown:
                     self.shown.add(key)
                     hops.append(h)
@@ -163,6 +166,13 @@ class Walk:
                 seen.add((h.urn, then))
                 nxt.append((h.urn, then))
         return nxt
+
+    def _against(self, row: dict[str, Any]) -> bool:
+        """Whether a step's row crosses a rename against the walk's direction: downstream from the new name to the
+        old one, upstream from the old to the new."""
+        edge = row.get("edge") or {}
+        return edge.get("relation") == RENAMED_FROM and (row["from"] == edge.get("new")) == \
+            (self.direction == "downstream")
 
     def _leads_on(self, frontier: list[Reached], seen: set[Reached]) -> bool:
         """Whether one more step from ``frontier`` reaches a field not ``seen`` along an edge ``keep`` accepts
@@ -190,6 +200,13 @@ class Walk:
             self.hidden.setdefault(h.urn, (before[0], before[1] + 1) if before else (h.from_urn, 1))
             return None
         return h if before is None else replace(h, from_urn=before[0], edge={"hidden": before[1]})
+
+
+def _edge_key(h: Hop) -> tuple[Any, ...]:
+    """The stored edge a hop goes along, whichever way it goes: a rename crossed from its old name and from its new
+    one is one edge."""
+    e = h.edge
+    return (RENAMED_FROM, e.get("old"), e.get("new"), e.get("validFrom")) if h.rename else h.key
 
 
 __all__ = ["DEFAULT_DEPTH_CAP", "DEFAULT_TIME_BUDGET_S", "Walk"]

@@ -59,8 +59,12 @@ def instant(ms: Any) -> str:
 
 
 def renamed_ends(hop: Hop, direction: str) -> tuple[str, str]:
-    """The old and the new URN of a hop across a rename: a walk upstream goes from the new name to the old one,
-    downstream from the old to the new."""
+    """The old and the new URN of a hop across a rename: as its edge names them (``old``, ``new``: a walk crosses a
+    rename both ways); an edge that does not: a walk upstream goes from the new name to the old one, downstream
+    from the old to the new."""
+    old, new = hop.edge.get("old"), hop.edge.get("new")
+    if isinstance(old, str) and isinstance(new, str):
+        return old, new
     return (hop.urn, hop.from_urn) if direction == "upstream" else (hop.from_urn, hop.urn)
 
 
@@ -174,7 +178,10 @@ def _graph(result: LineageResult) -> tuple[dict[str, _Node], list[tuple[str, str
     for h in result.hops:
         add(h.from_urn)
         add(h.urn)
-        edges.append((h.urn, h.from_urn, h) if upstream else (h.from_urn, h.urn, h))
+        if h.rename:  # drawn old -> new, whichever way the walk crossed it
+            edges.append((*renamed_ends(h, result.direction), h))
+        else:
+            edges.append((h.urn, h.from_urn, h) if upstream else (h.from_urn, h.urn, h))
     return nodes, edges
 
 

@@ -1,8 +1,10 @@
-"""Pages of long answers (lineage, impact, tagged, search): a page size, a ``total`` and an opaque ``next`` cursor.
+"""Pages of long answers (lineage, impact, tagged, search, unused fields): a page size, a ``total`` and an opaque
+``next`` cursor.
 
 A paged answer is the answer's own JSON restricted to one page, plus ``total`` (its items: edges for lineage and
-impact, fields for tagged, datasets then fields for search), ``totalExact`` (False when the walk stopped at its cap
-or time budget: ``total`` is then a lower bound) and ``next`` (the cursor of the next page; None on the last).
+impact, fields for tagged and unused, datasets then fields for search), ``totalExact`` (False when the walk stopped
+at its cap or time budget: ``total`` is then a lower bound) and ``next`` (the cursor of the next page; None on the
+last).
 
 Pages neither repeat nor skip, even while a writer changes the graph between them. The first page pins an instant
 T (the ``as_of`` asked for, else now) and every page is of the answer as of T. Items are sorted by a key
@@ -62,6 +64,10 @@ def _search_key(x: Mapping[str, Any]) -> Key:
     return ("d", x.get("name") or "", x["urn"])
 
 
+def _unused_key(f: Mapping[str, Any]) -> Key:
+    return (f["dataset"], f["fieldPath"], f["urn"])
+
+
 def _lineage_page(whole: Mapping[str, Any], items: list[Any]) -> dict[str, Any]:
     return {**whole, "hops": items}
 
@@ -95,6 +101,7 @@ KINDS: dict[str, Kind] = {
     "impact": Kind(("hops",), _hop_key, _impact_page),
     "tagged": Kind(("fields",), _carrier_key, _tagged_page),
     "search": Kind(("datasets", "fields"), _search_key, _search_page),
+    "unused": Kind(("fields",), _unused_key, _tagged_page),
 }
 
 

@@ -66,6 +66,7 @@ def answers(g: LineageGraph, instants: Iterable[int]) -> dict[str, Any]:
             ask(f"tagged {label} {t}", lambda: encode(g.tagged(label, as_of=t)))  # noqa: B023
         for urn in datasets:
             ask(f"fields {urn} {t}", lambda: encode(g.fields(urn, as_of=t)))  # noqa: B023
+        ask(f"unused {t}", lambda: encode(g.unused(as_of=t)))  # noqa: B023
         for f in fields:
             ask(f"up {f} {t}", lambda: hops(g.upstream(f, as_of=t)))  # noqa: B023
             ask(f"down {f} {t}", lambda: hops(g.downstream(f, as_of=t)))  # noqa: B023

@@ -173,6 +173,31 @@ def test_csv_has_a_relation_column_at_the_end() -> None:
         ("amount", "derived", "SUM"), ("x", "manual", ""), ("amt", "renamed", "Rename"), ("amt_raw", "derived", "IDENTITY")]
 
 
+def readers_of_the_old_name() -> LineageResult:
+    """Downstream of the new name: across the rename back to the old one (the walk crossed it new -> old, its edge
+    names both ends), to the report that still reads the old name."""
+    return LineageResult(NEW, "downstream", [
+        Hop(NEW, OLD, 1, ORDERS, "amt", {**RENAME, "old": OLD, "new": NEW}),
+        Hop(OLD, TOTAL, 2, REPORT, "total", SUM),
+    ])
+
+
+def test_a_rename_crossed_from_the_new_name_reads_old_to_new() -> None:
+    res = readers_of_the_old_name()
+    hop = res.hops[0]
+    assert hop_via(hop, "downstream") == "renamed amt -> amount (since 2025-01-01T00:00:06Z)"
+    assert hop_detail(hop, "downstream") == "renamed from amt to amount at 2025-01-01T00:00:06Z (sql) by ann: clearer name"
+    assert "renamed amt -> amount" in text(hop_table(res, "t"))
+    by_pair = {(a, b): attrs for a, b, attrs in parse_dot(lineage_dot(res)).edges}
+    assert set(by_pair) == {(OLD, NEW), (OLD, TOTAL)}  # drawn old -> new, and the old name's reader from it
+    assert by_pair[OLD, NEW]["label"] == "renamed" and by_pair[OLD, NEW]["style"] == "dotted"
+    ids = {urn: f"f{i}" for i, urn in enumerate(dict.fromkeys([res.start, OLD, TOTAL]))}
+    assert f'{ids[OLD]} -.->|"renamed"| {ids[NEW]}' in lineage_mermaid(res)
+    shown = text(impact_table(Impact.of(res), "impact"))
+    assert "amt (renamed to amount)" in shown and "renamed from" not in shown
+    assert path_mark(res, NEW, OLD) == "  (renamed)"
+
+
 @WITH_MEMORY
 def test_a_real_rename_and_dataset_rename_show_as_such(graph: Any) -> None:
     """The walks' own rename hops (not constructed ones): a field renamed, then its dataset renamed."""

@@ -81,6 +81,15 @@ def test_the_identity_rules() -> None:
     assert list(crossings("downstream", 25, [away], [30], {})) == [(away, 25)]
     # the new name was itself reused at 40: a walk arriving there stops just before
     assert list(crossings("downstream", None, [away], [], {"b": [40]})) == [(away, 39)]
+    # both ways: upstream from the old name to the new one now; downstream from the new name to the old one now,
+    # unless the old name was reused by then (an edge into it is about the new field from the reuse)
+    assert list(crossings("upstream", None, [away], [], {})) == [(away, None)]
+    assert list(crossings("upstream", 25, [away], [], {"b": [40]})) == [(away, 25)]
+    assert list(crossings("downstream", None, [into], [], {})) == [(into, None)]
+    assert list(crossings("downstream", 25, [into], [], {"a": [30]})) == [(into, 25)]
+    assert list(crossings("downstream", 30, [into], [], {"a": [30]})) == []
+    assert list(crossings("downstream", None, [into], [], {"a": [30]})) == []
+    assert list(crossings("downstream", 15, [into], [], {})) == []  # before the rename
 
 
 # --- on the stores ----------------------------------------------------------------------------------------------
@@ -115,8 +124,8 @@ def test_a_chain_crosses_each_rename_as_the_field_was_then(graph: Any) -> None:
     graph.ingest([schema(D, 30, col("c", fid="1"))])
     assert reached(graph.upstream(fu(D, "c"))) == [
         ("a", "x", False), ("b", "a", True), ("b", "y", False), ("c", "b", True)]
-    # y fed b (25..), which is c now; x fed a, which became b then c
-    assert reached(graph.downstream(fu(S, "y"))) == [("b", "c", True), ("y", "b", False)]
+    # y fed b (25..), which is c now (and was a: one field under its names); x fed a, which became b then c
+    assert reached(graph.downstream(fu(S, "y"))) == [("b", "a", True), ("b", "c", True), ("y", "b", False)]
     assert reached(graph.downstream(fu(S, "x"), as_of=22)) == [("a", "b", True), ("x", "a", False)]
     assert reached(graph.downstream(fu(S, "x"))) == []  # the aspect no longer says x feeds anything
 
@@ -127,13 +136,14 @@ def test_a_rename_back_is_one_field_throughout(graph: Any) -> None:
     graph.ingest([schema(D, 10, "a"), lineage(D, 10, ("a", "x"))])
     graph.ingest([schema(D, 20, col("b", "a")), lineage(D, 20, ("b", "y"))])
     graph.ingest([schema(D, 30, col("a", "b")), lineage(D, 30, ("a", "z"))])
-    up = reached(graph.upstream(fu(D, "a")))
-    assert up == [("a", "b", True), ("a", "x", False), ("a", "z", False), ("b", "a", True), ("b", "y", False)]
-    assert reached(graph.upstream(fu(D, "a"), as_of=25)) == []  # a is b then, and its aspect names b
+    up = reached(graph.upstream(fu(D, "a")))  # both renames between a and b, each once
+    assert up == [("a", "b", True), ("a", "b", True), ("a", "x", False), ("a", "z", False), ("b", "y", False)]
+    # a is b then, and its aspect names b: what fed b then, and what fed a before it was renamed
+    assert reached(graph.upstream(fu(D, "a"), as_of=25)) == [("a", "b", True), ("a", "x", False), ("b", "y", False)]
     assert reached(graph.upstream(fu(D, "b"), as_of=25)) == [("a", "x", False), ("b", "a", True), ("b", "y", False)]
     # a is listed again by the rename back (not a new field): downstream of x (a, 10..20) reaches b and a again
     assert reached(graph.downstream(fu(S, "x"), as_of=15)) == [("x", "a", False)]
-    assert {p for _, p, _ in reached(graph.downstream(fu(S, "y"), as_of=25))} == {"b"}
+    assert {p for _, p, _ in reached(graph.downstream(fu(S, "y"), as_of=25))} == {"b", "a"}  # b, once called a
 
 
 @WITH_MEMORY
@@ -201,6 +211,127 @@ def test_tags_flow_across_a_rename(graph: Any) -> None:
     assert [(i.label, i.from_urn, i.distance, i.path) for i in tags.inherited] == \
         [("PII", fu(S, "x"), 2, (fu(D, "b"), fu(D, "a"), fu(S, "x")))]
     assert fu(D, "b") in {c.urn for c in graph.tagged("PII").fields}
+
+
+# --- a renamed field is one field both ways: the new name's readers of the old name ---------------------------
+
+F = ds("mart.f")
+
+
+def reads(dataset: str, ts: int, *edges: tuple[str, str]) -> LineageChange:
+    """``edges``: (downstream path in ``dataset``, the field URN it reads)."""
+    return LineageChange(dataset, "upstreamLineage", edges=tuple(
+        FieldEdge(fu(dataset, down), up, EdgeProps("datahub", "IDENTITY")) for down, up in edges), ts=ts)
+
+
+def by_dataset(impact: Any) -> dict[str, list[str]]:
+    return {d: sorted(p) for d, p in impact.datasets.items()}
+
+
+@WITH_MEMORY
+def test_the_new_names_downstream_reaches_the_readers_of_the_old_name(graph: Any) -> None:
+    source(graph)
+    a, b, r, s = fu(D, "a"), fu(D, "b"), fu(E, "r"), fu(F, "s")
+    graph.ingest([schema(D, 10, "a"), lineage(D, 10, ("a", "x")), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", "a")), schema(F, 25, "s"), reads(F, 25, ("s", b))])
+    # the mart's lineage names a (declared before the rename, never replaced): it reads the field, b now
+    assert reached(graph.downstream(b)) == [("a", "r", False), ("b", "a", True), ("b", "s", False)]
+    assert reached(graph.downstream(a)) == [("a", "b", True), ("a", "r", False), ("b", "s", False)]
+    assert by_dataset(graph.impact(b)) == {D: ["a"], E: ["r"], F: ["s"]}
+    assert by_dataset(graph.impact(D)) == {D: ["b"], E: ["r"], F: ["s"]}  # from each of its fields, a and b
+    hop = next(h for h in graph.downstream(b).hops if h.rename)  # crossed new -> old, and says which is which
+    assert (hop.from_urn, hop.urn, hop.edge["old"], hop.edge["new"], hop.edge["relation"], hop.edge["validFrom"]) \
+        == (b, a, a, b, "RenamedFrom", 20)
+    # a path either way; what feeds the reader is what feeds the field (b now, a before the rename)
+    assert graph.path(b, r).path == (b, a, r) and graph.path(r, b).path == (r, a, b)
+    assert graph.path(s, a).path == (s, b, a) and graph.path(s, r).path == ()
+    assert reached(graph.upstream(r)) == [("a", "b", True), ("a", "x", False), ("r", "a", False)]
+    # as of an instant: before the rename, a alone; after it, the readers as they were then
+    assert reached(graph.downstream(a, as_of=15)) == [("a", "r", False)]
+    assert reached(graph.downstream(b, as_of=22)) == [("a", "r", False), ("b", "a", True)]
+    assert graph.path(r, b, as_of=22).path == (r, a, b)
+    # the mart's lineage replaced by one that names b: it reads b now; as of before, it still read a
+    graph.ingest([reads(E, 30, ("r", b))])
+    assert reached(graph.downstream(b)) == [("b", "a", True), ("b", "r", False), ("b", "s", False)]
+    assert reached(graph.downstream(b, as_of=27)) == [("a", "r", False), ("b", "a", True), ("b", "s", False)]
+
+
+@WITH_MEMORY
+def test_a_chain_reaches_the_readers_of_each_old_name(graph: Any) -> None:
+    source(graph)
+    a, b, c, r, s = fu(D, "a"), fu(D, "b"), fu(D, "c"), fu(E, "r"), fu(F, "s")
+    graph.ingest([schema(D, 10, col("a", fid="1")), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", fid="1")), schema(F, 25, "s"), reads(F, 25, ("s", b))])
+    graph.ingest([schema(D, 30, col("c", fid="1"))])
+    assert reached(graph.downstream(c)) == [("a", "r", False), ("b", "a", True), ("b", "s", False), ("c", "b", True)]
+    assert by_dataset(graph.impact(c)) == {D: ["a", "b"], E: ["r"], F: ["s"]}
+    assert graph.path(c, r).path == (c, b, a, r) and graph.path(r, c).path == (r, a, b, c)
+    assert graph.path(s, r).path == ()  # two readers of one field: neither is the other's lineage
+    assert reached(graph.downstream(b, as_of=27)) == [("a", "r", False), ("b", "a", True), ("b", "s", False)]
+    assert reached(graph.downstream(b, as_of=22)) == [("a", "r", False), ("b", "a", True)]  # s reads from 25
+    graph.tag(c, ["PII"])  # a tag on the newest name reaches the readers of each old name, and back up from them
+    assert {x.urn: x.distance for x in graph.tagged("PII").fields} == {c: 0, b: 1, a: 2, s: 2, r: 3}
+    assert [(i.label, i.from_urn, i.path) for i in graph.tags(r).inherited] == [("PII", c, (r, a, b, c))]
+
+
+@WITH_MEMORY
+def test_a_rename_back_reaches_the_readers_of_both_names(graph: Any) -> None:
+    source(graph)
+    a, b, r, s = fu(D, "a"), fu(D, "b"), fu(E, "r"), fu(F, "s")
+    graph.ingest([schema(D, 10, "a"), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", "a")), schema(F, 25, "s"), reads(F, 25, ("s", b))])
+    graph.ingest([schema(D, 30, col("a", "b"))])
+    # both renames (a -> b at 20, b -> a at 30) are hops, each once; each reader once
+    assert reached(graph.downstream(a)) == [("a", "b", True), ("a", "b", True), ("a", "r", False), ("b", "s", False)]
+    assert reached(graph.downstream(b)) == [("a", "r", False), ("b", "a", True), ("b", "a", True), ("b", "s", False)]
+    assert sorted(h.edge["validFrom"] for h in graph.downstream(b).hops if h.rename) == [20, 30]
+    assert by_dataset(graph.impact(a)) == {D: ["b"], E: ["r"], F: ["s"]}
+    assert reached(graph.downstream(a, as_of=25)) == [("a", "b", True), ("a", "r", False), ("b", "s", False)]
+    assert reached(graph.downstream(b, as_of=25)) == [("a", "r", False), ("b", "a", True), ("b", "s", False)]
+    assert graph.path(a, s).path == (a, b, s) and graph.path(s, a).path == (s, b, a)
+    assert graph.path(b, r).path == (b, a, r) and graph.path(r, b, as_of=25).path == (r, a, b)
+    graph.tag(a, ["PII"])
+    assert {x.urn for x in graph.tagged("PII").fields} == {a, b, r, s}
+    assert [(i.label, i.from_urn, i.path) for i in graph.tags(s).inherited] == [("PII", a, (s, b, a))]
+
+
+@WITH_MEMORY
+def test_readers_of_a_reused_old_name_are_not_the_renamed_fields(graph: Any) -> None:
+    source(graph)
+    a, b, r, t = fu(D, "a"), fu(D, "b"), fu(E, "r"), fu(F, "t")
+    graph.ingest([schema(D, 10, "a"), lineage(D, 10, ("a", "x")), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", "a"))])
+    graph.ingest([schema(D, 30, "b", "a"), schema(F, 35, "t"), reads(F, 35, ("t", a))])  # a new field named a
+    # before the reuse, r read the field that is b; from the reuse, an edge into a is about the new a
+    assert reached(graph.downstream(b, as_of=25)) == [("a", "r", False), ("b", "a", True)]
+    assert reached(graph.downstream(b, as_of=32)) == reached(graph.downstream(b)) == []
+    assert by_dataset(graph.impact(b)) == {}
+    assert reached(graph.downstream(a)) == [("a", "r", False), ("a", "t", False)]
+    assert graph.path(b, t).path == graph.path(t, b).path == graph.path(r, b).path == ()
+    assert graph.path(r, b, as_of=25).path == (r, a, b)
+    assert reached(graph.upstream(t)) == [("a", "x", False), ("t", "a", False)]  # the new a (its edge): never b
+    assert reached(graph.upstream(r, as_of=25)) == [("a", "b", True), ("a", "x", False), ("r", "a", False)]
+    graph.tag(b, ["PII"])  # b's tag: not the new a's readers' (r's edge into a is about the new a now)
+    assert {x.urn for x in graph.tagged("PII").fields} == {b}
+    assert {x.urn for x in graph.tagged("PII", as_of=25).fields} == {a, b, r}
+    assert graph.tags(r).inherited == () and [i.from_urn for i in graph.tags(r, as_of=25).inherited] == [b]
+
+
+@WITH_MEMORY
+def test_tags_reach_the_readers_of_the_old_name(graph: Any) -> None:
+    graph.ingest([schema(S, 1, col("x", tags=("PII",)), col("y", tags=("Finance",)))])
+    a, b, r, x, y = fu(D, "a"), fu(D, "b"), fu(E, "r"), fu(S, "x"), fu(S, "y")
+    graph.ingest([schema(D, 10, "a"), lineage(D, 10, ("a", "x")), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", "a")), lineage(D, 25, ("a", "x"), ("b", "y"))])  # y feeds b from 25
+    # r reads the field under its old name: it carries what feeds the field under either name
+    assert sorted((i.label, i.from_urn, i.path) for i in graph.tags(r).inherited) == [
+        ("Finance", y, (r, a, b, y)), ("PII", x, (r, a, x))]
+    finance = {c.urn: c.sources for c in graph.tagged("Finance").fields}
+    assert finance == {y: (y,), b: (y,), a: (y,), r: (y,)}
+    assert {c.urn for c in graph.tagged("PII").fields} == {x, a, b, r}
+    # as of before y fed b: PII alone
+    assert [i.label for i in graph.tags(r, as_of=22).inherited] == ["PII"]
+    assert r not in {c.urn for c in graph.tagged("Finance", as_of=22).fields}
 
 
 # --- every schema format that states renames, through the sources ---------------------------------------------

@@ -1,9 +1,9 @@
 """The ``fieldgraph`` command line: the app, every command in the order ``--help`` lists them, and :func:`main`.
 
 The commands live by purpose in :mod:`.schema`, :mod:`.graph`, :mod:`.sources`, :mod:`.kafka`,
-:mod:`.backfill` and :mod:`.edges`; what they share in :mod:`.options` (option declarations, the time and ``name=value``
-parsers, opening the graph) and :mod:`.render` (consoles, tables). Errors end a command in one place,
-:class:`.boundary.Commands`, with the exit code of their kind (:mod:`.boundary` lists them); the root
+:mod:`.backfill`, :mod:`.edges` and :mod:`.unused`; what they share in :mod:`.options` (option declarations, the
+time and ``name=value`` parsers, opening the graph) and :mod:`.render` (consoles, tables). Errors end a command in
+one place, :class:`.boundary.Commands`, with the exit code of their kind (:mod:`.boundary` lists them); the root
 options (``--version``, ``--log-level``, ``--log-format``) are read once, in :func:`_root`.
 """
 
@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from fieldgraph.ingest.cli import backfill, edges, graph, kafka, rename, schema, serve, sources, sql
+from fieldgraph.ingest.cli import backfill, edges, graph, kafka, rename, schema, serve, sources, sql, unused
 from fieldgraph.ingest.cli.boundary import EXIT_BAD_INPUT, Commands
 from fieldgraph.ingest.cli.logs import FORMATS, LEVELS, setup_logging
 
@@ -66,6 +66,7 @@ for _name, _command in (
     ("diff-lineage", graph.diff_lineage_cmd),
     ("query", graph.query_cmd),
     ("stats", graph.stats_cmd),
+    ("unused", unused.unused_cmd),
     ("worker", kafka.worker_cmd),
     ("emit", kafka.emit_cmd),
     ("diff", schema.diff_cmd),

@@ -172,14 +172,16 @@ def _drawn(h: Hop) -> str:
 
 def impact_table(impact: Impact, title: str) -> Table:
     """An impact analysis, one row per dataset with its fields reached; a field reached across a rename or
-    along an edge drawn by hand says so after its path (``amount (renamed from amt)``, ``total (manual, by
-    ann)``)."""
+    along an edge drawn by hand says so after its path (``amount (renamed from amt)``, an old name reached from the
+    new one ``amt (renamed to amount)``, ``total (manual, by ann)``)."""
     from fieldgraph.ingest.export import rename_names, renamed_ends
 
     notes: dict[tuple[str | None, str | None], list[str]] = {}
     for h in impact.walk.hops:
-        if h.rename:
-            note = f"renamed from {rename_names(*renamed_ends(h, impact.walk.direction))[0]}"
+        if h.rename:  # the new name reached from the old one, or (its readers of the old name) the old one
+            old, new = renamed_ends(h, impact.walk.direction)
+            note = f"renamed to {rename_names(old, new)[1]}" if h.urn == old else \
+                f"renamed from {rename_names(old, new)[0]}"
         elif h.manual:
             note = _drawn(h)
         else:

@@ -173,6 +173,25 @@ def unresolved(graph: Graph, ambiguous: bool = False) -> Response:
     return _json(graph.ambiguous() if ambiguous else graph.unresolved())
 
 
+@router.get("/unused")
+def unused(request: Request, graph: Graph,
+           dataset: Annotated[str | None, Query(description="Only this dataset's fields (a dataset URN).")] = None,
+           platform: Annotated[str | None, Query(description="Only the fields of this platform's datasets (hive or "
+                                                 "urn:li:dataPlatform:hive).")] = None,
+           as_of: When = None, limit: Limit = None, cursor: PageCursor = None) -> Response:
+    """The fields nobody reads, now or at ``as_of``: listed by their dataset's schema, with no lineage edge into
+    them (nor into their whole dataset) that holds, each with ``lastRead`` (when the latest edge into it stopped
+    holding, ms since the epoch; null: never read). Always paged (``limit``, default 100): ``{"dataset",
+    "platform", "asOf", "fields": [{"urn", "dataset", "fieldPath", "simplePath", "type", "nativeDataType",
+    "lastRead"}], "total", "totalExact", "next"}``. Under a token's read scope, only the datasets it may read; a
+    field whose only readers it may not read is read all the same (not listed, its readers not named)."""
+    def whole(at: int | None) -> tuple[Any, bool]:
+        return encode(graph.unused(dataset, platform=platform, as_of=at)), True
+
+    query = {"dataset": dataset, "platform": platform, "as_of": as_of}
+    return _page(request, "unused", query, whole, limit, cursor, parse_time(as_of, "as_of"))
+
+
 #: the tag walks go as far as lineage goes unless a request asks for fewer hops
 TagDepth = Annotated[int | None, Query(ge=1, le=MAX_DEPTH, description="Hops (default: as far as lineage goes, "
                                        "within the time budget).")]

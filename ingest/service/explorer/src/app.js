@@ -6,6 +6,7 @@ import cytoscapeElk from 'cytoscape-elk';
 import { toSvg } from './svg.js';
 import { installLarge } from './large.js';
 import { timeControl } from './time.js';
+import { unusedToggle } from './unused.js';
 
 cytoscape.use(cytoscapeElk);
 
@@ -219,10 +220,13 @@ function edgeLabel(e) {
   return lines.filter(Boolean).join('\n');
 }
 
-// One lineage edge from a hop: drawn upstream -> downstream (left to right), whatever the walk's direction.
+// One lineage edge from a hop: drawn upstream -> downstream (left to right), whatever the walk's direction; a
+// rename old -> new, whichever way the walk crossed it (its edge names both: a new name's readers of the old one)
 function addHop(hop, direction) {
   addField(hop);
-  const [up, down] = direction === 'upstream' ? [hop.urn, hop.from] : [hop.from, hop.urn];
+  const renamed = isRename(hop.edge ?? {}) && hop.edge.old && hop.edge.new;
+  const [up, down] = renamed ? [hop.edge.old, hop.edge.new]
+    : direction === 'upstream' ? [hop.urn, hop.from] : [hop.from, hop.urn];
   const id = `${up}->${down}`;
   const edge = hop.edge ?? {};
   const drawn = cy.getElementById(id);
@@ -474,6 +478,7 @@ async function listFields(datasetUrn, under) {
     resultsEl.replaceChildren(h('h3', {}, datasetParts(datasetUrn).name), list);
   }
   list.before(large.datasetAction(datasetUrn)); // large lineage: draw it grouped, collapse/expand it
+  list.before(unusedToggle({ api, task, h, when }, datasetUrn, list)); // mark (or show only) the unused
 }
 
 // ---- the side panel ----
