@@ -293,34 +293,42 @@ def _config_module() -> Any:
     return config
 
 
+_ENV_NAME = re.compile(r"^(FIELDGRAPH|NEO4J)_[A-Z0-9_]*$")
+
+
+def _named(node: ast.AST) -> list[ast.AST]:
+    """The expressions that name an environment variable in ``node``, if it reads one by name: the first argument of
+    ``get``/``getenv``/``startswith``, a Typer ``envvar=``, a subscript, the left side of ``in``."""
+    if isinstance(node, ast.Call):
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        first = node.args[:1] if name in ("get", "getenv", "startswith") else []
+        return first + [k.value for k in node.keywords if k.arg == "envvar"]
+    if isinstance(node, ast.Subscript):
+        return [node.slice]
+    if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
+        return [node.left]
+    return []
+
+
+def _env_name(e: ast.AST) -> str | None:
+    """The variable (or, for an f-string, the prefix of the family of variables) ``e`` names, if any."""
+    if isinstance(e, ast.JoinedStr) and e.values:
+        e = e.values[0]
+    if isinstance(e, ast.Constant) and isinstance(e.value, str) and _ENV_NAME.match(e.value):
+        return e.value
+    return None
+
+
 def env_names_read() -> set[str]:
-    """The environment variables fieldgraph's code reads by name: string constants such as ``FIELDGRAPH_X`` or
-    ``NEO4J_X`` passed to ``get``/``getenv``, used as a subscript, tested with ``in``, or named as a Typer
-    ``envvar``; and the prefixes of the pass-through families (``FIELDGRAPH_KAFKA_``)."""
-    pattern = re.compile(r"^(FIELDGRAPH|NEO4J)_[A-Z0-9_]*$")
+    """The environment variables fieldgraph's code reads by name (``FIELDGRAPH_X``, ``NEO4J_X``; for a family such
+    as ``f"FIELDGRAPH_{name}"`` its prefix)."""
     found: set[str] = set()
     for folder in ("graph", "ingest", "normalizers", "fieldgraph"):
         for path in sorted((ROOT / folder).rglob("*.py")):
             if folder == "fieldgraph" and path.parent != ROOT / "fieldgraph":
                 continue  # fieldgraph/<layer> are links to the folders read above
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                consts: list[ast.AST] = []
-                if isinstance(node, ast.Call):
-                    name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-                    if name in ("get", "getenv", "startswith"):
-                        consts += node.args[:1]
-                    consts += [k.value for k in node.keywords if k.arg == "envvar"]
-                elif isinstance(node, ast.Subscript):
-                    consts.append(node.slice)
-                elif isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In):
-                    consts.append(node.left)
-                for c in consts:
-                    if isinstance(c, ast.Constant) and isinstance(c.value, str) and pattern.match(c.value):
-                        found.add(c.value)
-                    elif isinstance(c, ast.JoinedStr) and c.values and isinstance(c.values[0], ast.Constant):
-                        prefix = str(c.values[0].value)
-                        if pattern.match(prefix):
-                            found.add(prefix)
+                found.update(n for n in map(_env_name, _named(node)) if n)
     return found
 
 
