@@ -612,9 +612,7 @@ def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], s
         if len(statement.columns) != len(names):
             raise failed(f"{what}: lists {len(statement.columns)} target columns for {len(names)} values")
         return [spelled.get(c.lower(), c) for c in statement.columns]
-    twice = _repeated(names) if statement.kind != "merge" else None  # a MERGE may set a column in several clauses
-    if twice and statement.kind in ("create_table", "create_view"):
-        raise failed(f"{what}: two of its columns are named {twice} (the engines refuse such a table): alias them")
+    twice = _shared_name(statement, names, target, failed)
     if _onto_schema(statement, top) or (twice and top):
         if len(top) < len(names):
             raise SqlError(f"{what}: inserts {len(names)} values into a table whose schema has {len(top)} columns")
@@ -623,9 +621,24 @@ def _target_columns(statement: Statement, outputs: Sequence[tuple[str, Deps]], s
         target.notes.append(f"{what}: {sum(n.lower() == twice.lower() for n in names)} values are named "
                             f"{twice}; the schema of {target.name} is not known to place them by position, so all "
                             f"go to its column {twice}")
-    if statement.kind in ("create_table", "create_view") and top:
+    if statement.kind in _CREATES and top:
         return _onto_created(names, top, target)
     return [spelled.get(n.lower(), n) for n in names]
+
+
+#: the statements that create their target, whose columns are named by the statement
+_CREATES = ("create_table", "create_view")
+
+
+def _shared_name(statement: Statement, names: Sequence[str], target: _Target,
+                 failed: type[SqlError]) -> str | None:
+    """A name two outputs share (none for a MERGE, which may set a column in several clauses); refused for a table
+    the statement creates, as the engines refuse it."""
+    twice = _repeated(names) if statement.kind != "merge" else None
+    if twice and statement.kind in _CREATES:
+        raise failed(f"{target.what}: two of its columns are named {twice} (the engines refuse such a table): "
+                     "alias them")
+    return twice
 
 
 def _repeated(names: Sequence[str]) -> str | None:
