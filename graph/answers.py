@@ -8,8 +8,9 @@ answer, a list of answers or plain data.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from typing import Any, ClassVar, Protocol, Self
 
 from fieldgraph.changes import OLD_TRANSFORMATIONS, read_transformation
@@ -53,7 +54,8 @@ def _edge(e: Mapping[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Hop:
-    """One lineage edge found by a walk: ``urn`` reached from ``from_urn`` at ``depth``; ``dataset_urn`` None: a
+    """One step of a walk: ``urn`` reached from ``from_urn`` at ``depth``, along ``edge`` and the edges in ``more``
+    (every edge between the two fields: several jobs may write one pair; :func:`by_pair`); ``dataset_urn`` None: a
     whole dataset reached (lineage from or to a dataset, not one of its fields)."""
 
     from_urn: str
@@ -65,11 +67,18 @@ class Hop:
     placeholder: bool = False
     removed: bool = False
     ambiguous: bool = False
+    #: the other edges between the same two fields, after ``edge`` (in :func:`edge_order`)
+    more: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def edges(self) -> tuple[Mapping[str, Any], ...]:
+        """Every edge between the hop's two fields: ``edge``, then those in ``more``."""
+        return (self.edge, *self.more)
 
     @property
     def key(self) -> tuple[Any, ...]:
-        """The stored edge this hop goes along: its two ends and what tells edges between them apart (the same two
-        fields may be tied by several, one after another)."""
+        """The stored edge ``edge`` is: its two ends and what tells edges between them apart (the same two fields
+        may be tied by several, one after another)."""
         e = self.edge
         return (self.from_urn, self.urn, e.get("relation"), e.get("source"), e.get("fact"), e.get("validFrom"),
                 e.get("validTo"))
@@ -81,8 +90,18 @@ class Hop:
 
     @property
     def manual(self) -> bool:
-        """A hop along an edge drawn by hand (``fieldgraph edge add``)."""
+        """A hop along an edge drawn by hand (``fieldgraph edge add``): then ``edge`` is that one (listed first)."""
         return self.edge.get("sourceFormat") == MANUAL
+
+    @property
+    def stated(self) -> tuple[Mapping[str, Any], ...]:
+        """The edges a source stated (not drawn by hand)."""
+        return tuple(e for e in self.edges if e.get("sourceFormat") != MANUAL)
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The sources of :attr:`stated` (jobs, queries, aspects), each once, in order."""
+        return tuple(dict.fromkeys(str(e["source"]) for e in self.stated if e.get("source")))
 
     @classmethod
     def from_row(cls, r: Row, depth: int) -> Hop:
@@ -93,14 +112,47 @@ class Hop:
     def to_json(self) -> dict[str, Any]:
         return {"from": self.from_urn, "urn": self.urn, "depth": self.depth, "dataset": self.dataset_urn,
                 "fieldPath": self.field_path, "placeholder": self.placeholder, "removed": self.removed,
-                "ambiguous": self.ambiguous, "edge": dict(self.edge)}
+                "ambiguous": self.ambiguous, "edge": dict(self.edge), "edges": [dict(e) for e in self.edges]}
+
+
+def edge_order(edge: Mapping[str, Any]) -> tuple[Any, ...]:
+    """How the edges between two fields are listed: one drawn by hand first, then by source, then by when each
+    holds from (a stable order: the same on every store, every time, every page)."""
+    return (edge.get("sourceFormat") != MANUAL, str(edge.get("source") or ""), edge.get("validFrom") or 0,
+            _text(edge))
+
+
+def _text(edge: Mapping[str, Any]) -> str:
+    return json.dumps(edge, sort_keys=True, default=str)
+
+
+def by_pair(hops: Iterable[Hop]) -> tuple[Hop, ...]:
+    """One hop per pair of fields along lineage edges: the first found (the shallowest, as a walk finds them level
+    by level) with every edge between the two (each once, in :func:`edge_order`; one drawn by hand among them);
+    the hops in the order their pairs were first found. A hop across a rename stays a hop of its own (two renames
+    between the same names, there and back, are two events, drawn each its way)."""
+    groups: list[list[Hop]] = []
+    at: dict[tuple[str, str], int] = {}
+    for h in hops:
+        i = at.setdefault((h.from_urn, h.urn), len(groups)) if not h.rename else len(groups)
+        if i == len(groups):
+            groups.append([])
+        groups[i].append(h)
+    return tuple(hs[0] if len(hs) == 1 else _joined(hs) for hs in groups)
+
+
+def _joined(hops: Sequence[Hop]) -> Hop:
+    edges = {_text(e): e for h in hops for e in h.edges}
+    first, *more = sorted(edges.values(), key=edge_order)
+    return replace(hops[0], edge=first, more=tuple(more))
 
 
 @dataclass(frozen=True, slots=True)
 class LineageResult:
-    """A walk from ``start`` (``upstream`` or ``downstream``): its hops level by level, ``partial`` (with its
-    ``reason``) when it stopped before the end; ``as_of``: the instant it walked (None: now); ``hidden``: under a
-    read scope, how many fields the scope hides it stopped at (or went through); None: no scope (not in its JSON)."""
+    """A walk from ``start`` (``upstream`` or ``downstream``): its hops level by level (one per pair of fields:
+    :func:`by_pair`), ``partial`` (with its ``reason``) when it stopped before the end; ``as_of``: the instant it
+    walked (None: now); ``hidden``: under a read scope, how many fields the scope hides it stopped at (or went
+    through); None: no scope (not in its JSON)."""
 
     start: str
     direction: str
@@ -613,8 +665,8 @@ __all__ = ["AmbiguousReference", "Answer", "Carrier", "DatasetEdge", "DatasetFie
            "EdgeRow",
            "FieldChange", "FieldHit", "FieldInfo", "FieldLineage", "FieldRow", "FieldRowAsOf", "FieldTags",
            "GraphStats", "Hop", "Impact", "InheritedLabel", "LineageDiff", "LineagePath", "LineageResult",
-           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "UnusedField", "UnusedFields", "encode",
-           "fields_by_dataset"]
+           "MANUAL", "RENAMED_FROM", "SearchResult", "Tagged", "Unresolved", "UnusedField", "UnusedFields", "by_pair",
+           "edge_order", "encode", "fields_by_dataset"]
 
 
 # ---- lineage through time around one field (the explorer's time control and compare mode) ----

@@ -288,9 +288,10 @@ class LineageGraph:
             paths = summary.setdefault(h.dataset_urn or h.urn, [])
             if (h.field_path or h.urn) not in paths:
                 paths.append(h.field_path or h.urn)
-            if h.depth == 1 and not h.edge.get("operationSet"):
-                op = _job_operation(h.edge)
-                others.setdefault(repr(op), op)
+            for e in h.edges if h.depth == 1 else ():  # each job's edge of the pair
+                if not e.get("operationSet"):
+                    op = _job_operation(e)
+                    others.setdefault(repr(op), op)
         mine = runs.of(urn)
         return FieldLineage(urn, direction, start, end, depth, res.partial, res.reason,
                             tuple(DatasetFields(d, tuple(sorted(f))) for d, f in sorted(summary.items())),

@@ -13,6 +13,7 @@ holds now), in ms since the epoch, as the graph keeps them (``validFrom``, ``val
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from fieldgraph.normalizers import FieldUrn
@@ -151,10 +152,12 @@ def _nodes(res: LineageResult | None) -> dict[str, Hop | None]:
 
 
 def _edges(res: LineageResult | None) -> dict[EdgeKey, Hop]:
-    """A walk's edges by their two ends and what tells edges between them apart (relation, source)."""
+    """A walk's edges by their two ends and what tells edges between them apart (relation, source): each edge of a
+    hop (several jobs may write one pair) on its own, as a hop of that edge alone."""
     if res is None:
         return {}
-    return {(h.from_urn, h.urn, h.edge.get("relation"), h.edge.get("source")): h for h in res.hops}
+    return {(h.from_urn, h.urn, e.get("relation"), e.get("source")): replace(h, edge=e, more=())
+            for h in res.hops for e in h.edges}
 
 
 def _facts(edge: Mapping[str, Any]) -> dict[str, Any]:

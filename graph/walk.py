@@ -6,6 +6,10 @@ that hold (held) then. Renames are crossed both ways by the identity rules of :m
 instant it is walked at; a rename crossed there and back is shown once). One read transaction for the whole walk
 where the store has them (Neo4j), timed out with the budget.
 
+The answer has one hop per pair of fields (:func:`~fieldgraph.graph.answers.by_pair`): several edges between the
+same two fields (two jobs writing the pair, one drawn by hand beside them) are one hop listing them all; the graph
+keeps each edge, and a walk follows (and ``keep`` judges) each on its own.
+
 Under a read scope (:class:`~fieldgraph.graph.scope.Scope`) a walk never shows a field the scope hides: it stops
 there (counted in the answer's ``hidden``), or, with ``through_hidden``, goes on through it and shows a visible field
 reached so as one hop from the last visible field before it, its edge only ``{"hidden": <hidden fields between>}``.
@@ -19,7 +23,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import cypher as cy
-from .answers import RENAMED_FROM, Hop, LineageResult
+from .answers import RENAMED_FROM, Hop, LineageResult, by_pair
 from .errors import QueryTimeout
 from .renames import RenameReader
 from .scope import Scope
@@ -69,7 +73,7 @@ class Walk:
         seen: set[Reached] = {(u, self.as_of) for u in (*starts, *dataset_starts)}
 
         def result(reason: str | None = None, *, at_requested_depth: bool = False) -> LineageResult:
-            return LineageResult(start, self.direction, tuple(hops), reason is not None, reason, depth,
+            return LineageResult(start, self.direction, by_pair(hops), reason is not None, reason, depth,
                                  at_requested_depth, self.as_of, None if self.scope is None else len(self.hidden))
 
         with self.store.reading(timeout_ms=max(1, self._remaining_ms())):

@@ -5,7 +5,8 @@ Pure functions over the graph layer's results (:class:`fieldgraph.graph.LineageR
 (``?format=``) print or send it as it is.
 
 Graphs (DOT, Mermaid) are drawn in the direction data flows, upstream field -> downstream field, whichever way the
-walk went; one cluster (subgraph) per dataset, one node per field, one edge per hop, labelled with its
+walk went; one cluster (subgraph) per dataset, one node per field, one edge per hop (a pair of fields: several jobs
+writing it are one edge, labelled with each transformation once and, in its tooltip, the jobs), labelled with its
 transformation (``SUM (AGGREGATION)``; ``indirect``, ``masked``). Fields that are placeholders (a reference no
 schema listed) or removed (no longer listed) are drawn dashed / greyed and say so. A hop across a rename is drawn
 dotted and labelled ``renamed``; an edge drawn by hand, bold and labelled ``manual: <by>`` (:func:`relation`).
@@ -90,19 +91,30 @@ def manual_label(edge: Mapping[str, Any]) -> str:
 
 
 def hop_label(hop: Hop) -> str:
-    """A graph edge's label for a hop: ``renamed``, ``manual: <by>`` (with its transformation, if it has one, in
-    brackets), else :func:`edge_label`."""
+    """A graph edge's label for a hop (one per pair of fields): ``renamed``; else each of its edges' words once,
+    ``; `` between: ``manual: <by>`` (with its transformation, if it has one, in brackets) for one drawn by hand
+    (first), :func:`edge_label` for each other."""
     if hop.rename:
         return RENAMED
+    words = list(dict.fromkeys(edge_label(e) for e in hop.stated))
     if hop.manual:
         transformation = str(hop.edge.get("transformation") or "").rsplit(".", 1)[-1]
-        return manual_label(hop.edge) + (f" ({transformation})" if transformation else "")
-    return edge_label(hop.edge)
+        words.insert(0, manual_label(hop.edge) + (f" ({transformation})" if transformation else ""))
+    return "; ".join(w for w in words if w)
+
+
+def sources_note(hop: Hop) -> str | None:
+    """The sources (jobs, queries, aspects) that stated a hop's edges, when several did: ``2 sources:
+    openlineage:spark/backfill, openlineage:spark/daily``; else None."""
+    names = hop.sources
+    return f"{len(names)} sources: {', '.join(names)}" if len(names) > 1 else None
 
 
 def hop_detail(hop: Hop, direction: str) -> str | None:
-    """A sentence on a rename or manual hop (a graph edge's tooltip): ``renamed from amt to amount at
-    2025-01-01T00:00:06Z (sql) by ann: why``, ``drawn by hand by ann at ...: note``; other hops: None."""
+    """A sentence on a hop (a graph edge's tooltip): a rename's ``renamed from amt to amount at
+    2025-01-01T00:00:06Z (sql) by ann: why``, a manual one's ``drawn by hand by ann at ...: note`` (then the
+    sources that stated the pair too), the sources of a pair several stated (:func:`sources_note`); other hops:
+    None."""
     e = hop.edge
     by = f" by {e['by']}" if e.get("by") else ""
     note = f": {e['note']}" if e.get("note") else ""
@@ -112,8 +124,9 @@ def hop_detail(hop: Hop, direction: str) -> str | None:
         source = f" ({e['source']})" if e.get("source") else ""
         return f"renamed from {old} to {new}{at}{source}{by}{note}"
     if hop.manual:
-        return f"drawn by hand{by}{at}{note}"
-    return None
+        stated = f"; also stated by {', '.join(hop.sources)}" if hop.sources else ""
+        return f"drawn by hand{by}{at}{note}{stated}"
+    return sources_note(hop)
 
 
 # --- the nodes and edges of a result ---------------------------------------------------------------------------
@@ -153,7 +166,7 @@ def _node_of(urn: str) -> _Node:
 
 def _graph(result: LineageResult) -> tuple[dict[str, _Node], list[tuple[str, str, Hop]]]:
     """The result's nodes (by URN, in the order first met: the start first) and its edges (upstream URN,
-    downstream URN, hop), one per hop, in the direction data flows."""
+    downstream URN, hop), one per hop (a pair of fields), in the direction data flows."""
     reached: dict[str, Hop] = {}
     for h in result.hops:
         reached.setdefault(h.urn, h)
@@ -226,6 +239,11 @@ def _title(result: LineageResult) -> str:
     return f"{result.direction} of {what}" if n.path is None else f"{result.direction} of {n.label} in {what}"
 
 
+def _masked(hop: Hop) -> bool:
+    """Whether any of a hop's edges masks (a tag does not flow along it)."""
+    return any(e.get("masking") for e in hop.edges)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -247,10 +265,11 @@ def lineage_dot(result: LineageResult) -> str:
     """A lineage walk as a Graphviz digraph (``dot -Tsvg lineage.dot > lineage.svg``).
 
     Node ids are the field URNs (quoted); labels are the fields' simple paths (``items.price``). One
-    ``cluster_<n>`` per dataset. Edges go upstream -> downstream, labelled with :func:`edge_label`; masking
-    edges dashed, indirect ones dotted; placeholders dashed and removed fields greyed, each saying so; the start
-    drawn bold. A hop across a rename: dotted, blue, an open arrowhead, labelled ``renamed``; an edge drawn by
-    hand: bold, green, labelled ``manual: <by>``; both with a tooltip saying when, by whom and why
+    ``cluster_<n>`` per dataset. One edge per hop (a pair of fields), upstream -> downstream, labelled with
+    :func:`hop_label` (each of its edges' :func:`edge_label` once); one several sources stated has a tooltip naming
+    them; masking edges dashed, indirect ones dotted; placeholders dashed and removed fields greyed, each saying so;
+    the start drawn bold. A hop across a rename: dotted, blue, an open arrowhead, labelled ``renamed``; an edge
+    drawn by hand: bold, green, labelled ``manual: <by>``; both with a tooltip saying when, by whom and why
     (:func:`hop_detail`)."""
     nodes, edges = _graph(result)
     by_ds, loose = _clusters(nodes.values())
@@ -288,9 +307,9 @@ def lineage_dot(result: LineageResult) -> str:
             attrs.update(style="dotted", color="royalblue", fontcolor="royalblue", arrowhead="empty")
         elif h.manual:
             attrs.update(style="bold", color="darkgreen", fontcolor="darkgreen")
-        elif h.edge.get("masking"):
+        elif _masked(h):
             attrs.update(style="dashed", color="firebrick")
-        elif h.edge.get("kind") == "INDIRECT":
+        elif all(e.get("kind") == "INDIRECT" for e in h.edges):
             attrs["style"] = "dotted"
         lines.append(f"  {dot_quote(up)} -> {dot_quote(down)} {_dot_attrs(attrs)};")
     lines.append("}")
@@ -313,7 +332,8 @@ def lineage_mermaid(result: LineageResult) -> str:
     """A lineage walk as a Mermaid flowchart (``flowchart LR``), for Markdown that renders Mermaid.
 
     Fields are ``f0``, ``f1``, ... (the start is ``f0``), datasets ``d0``, ``d1``, ... (subgraphs); labels are
-    quoted and escaped. Edges go upstream -> downstream, ``-->|"label"|``; masking ones drawn dashed. A hop
+    quoted and escaped. One edge per hop (a pair of fields), upstream -> downstream, ``-->|"label"|`` (a pair
+    several sources stated says how many: ``Identity (2 sources)``); masking ones drawn dashed. A hop
     across a rename is a dotted link ``-.->|"renamed"|``, an edge drawn by hand a thick one
     ``==>|"manual: <by>"|``, each coloured too (``linkStyle``)."""
     nodes, edges = _graph(result)
@@ -334,13 +354,13 @@ def lineage_mermaid(result: LineageResult) -> str:
     masked: list[int] = []
     links: dict[str, list[int]] = {RENAMED: [], MANUAL: []}
     for k, (up, down, h) in enumerate(edges):
-        label = hop_label(h)
+        label = hop_label(h) + (f" ({len(h.sources)} sources)" if len(h.sources) > 1 else "")
         arrow = "-.->" if h.rename else "==>" if h.manual else "-->"
         lines.append(f'  {ids[up]} {arrow}|"{mermaid_text(label)}"| {ids[down]}' if label else
                      f"  {ids[up]} {arrow} {ids[down]}")
         if h.rename or h.manual:
             links[relation(h)].append(k)
-        elif h.edge.get("masking"):
+        elif _masked(h):
             masked.append(k)
     lines += ["  classDef placeholder stroke-dasharray: 5 5,color:#777",
               "  classDef removed fill:#eee,color:#777",
@@ -380,14 +400,24 @@ def _csv(columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> str:
     return buf.getvalue()
 
 
+def _each(hop: Hop, key: str) -> Any:
+    """A property of a hop's edges: its value on the one edge, else each value once in the edges' order, ``; ``
+    between (two jobs writing one pair: ``openlineage:spark/backfill; openlineage:spark/daily``)."""
+    if not hop.more:
+        return hop.edge.get(key)
+    return "; ".join(dict.fromkeys(str(_cell(e.get(key))) for e in hop.edges if _cell(e.get(key)) != ""))
+
+
 def lineage_csv(result: LineageResult) -> str:
-    """A lineage walk as CSV, one row per hop (header: :data:`LINEAGE_COLUMNS`): ``from_urn`` is where the walk
-    came from, ``urn`` the field it reached; ``relation`` what the edge is (:func:`relation`: ``derived``,
-    ``renamed``, ``manual``); booleans ``true``/``false``, missing values empty."""
+    """A lineage walk as CSV, one row per hop (a pair of fields; header: :data:`LINEAGE_COLUMNS`): ``from_urn`` is
+    where the walk came from, ``urn`` the field it reached; ``kind``, ``subtype``, ``transformation`` and
+    ``source`` each value of the pair's edges once (:func:`_each`), ``masking`` whether any masks; ``relation`` what
+    the hop is (:func:`relation`: ``derived``, ``renamed``, ``manual``); booleans ``true``/``false``, missing
+    values empty."""
     return _csv(LINEAGE_COLUMNS, ({
         "depth": h.depth, "from_urn": h.from_urn, "urn": h.urn, "dataset": h.dataset_urn, "fieldPath": h.field_path,
-        "kind": h.edge.get("kind"), "subtype": h.edge.get("subtype"), "transformation": h.edge.get("transformation"),
-        "masking": bool(h.edge.get("masking")), "source": h.edge.get("source"), "placeholder": bool(h.placeholder),
+        "kind": _each(h, "kind"), "subtype": _each(h, "subtype"), "transformation": _each(h, "transformation"),
+        "masking": _masked(h), "source": _each(h, "source"), "placeholder": bool(h.placeholder),
         "removed": h.removed, "relation": relation(h)} for h in result.hops))
 
 
@@ -411,4 +441,4 @@ def impact_csv(impact: Impact) -> str:
 __all__ = ["DERIVED", "FORMATS", "IMPACT_COLUMNS", "LINEAGE_COLUMNS", "MANUAL", "MEDIA_TYPES", "RENAMED",
            "dataset_label", "dot_quote", "edge_label", "hop_detail", "hop_label", "impact_csv", "instant",
            "lineage_csv", "lineage_dot", "lineage_mermaid", "manual_label", "mermaid_text", "relation", "rename_names",
-           "renamed_ends"]
+           "renamed_ends", "sources_note"]

@@ -1,10 +1,10 @@
 """Pages of long answers (lineage, impact, tagged, search, unused fields): a page size, a ``total`` and an opaque
 ``next`` cursor.
 
-A paged answer is the answer's own JSON restricted to one page, plus ``total`` (its items: edges for lineage and
-impact, fields for tagged and unused, datasets then fields for search), ``totalExact`` (False when the walk stopped
-at its cap or time budget: ``total`` is then a lower bound) and ``next`` (the cursor of the next page; None on the
-last).
+A paged answer is the answer's own JSON restricted to one page, plus ``total`` (its items: hops for lineage and
+impact, one per pair of fields however many edges tie them; fields for tagged and unused; datasets then fields for
+search), ``totalExact`` (False when the walk stopped at its cap or time budget: ``total`` is then a lower bound) and
+``next`` (the cursor of the next page; None on the last).
 
 Pages neither repeat nor skip, even while a writer changes the graph between them. The first page pins an instant
 T (the ``as_of`` asked for, else now) and every page is of the answer as of T. Items are sorted by a key
@@ -49,7 +49,8 @@ def _digest(data: Any, n: int = 16) -> str:
 
 
 def _hop_key(h: Mapping[str, Any]) -> Key:
-    """A hop by level, then its ends, then its edge (two edges between the same fields differ there)."""
+    """A hop by level, then its ends, then its first edge (a hop across a rename and one along lineage edges may
+    join the same two fields)."""
     return (h["depth"], h["from"], h["urn"], _digest(h.get("edge") or {}, 12))
 
 

@@ -55,8 +55,8 @@ def manual_hops(g: Any, field: str, as_of: int | None = None) -> dict[str, dict[
 
 
 def sources(g: Any, field: str, as_of: int | None = None) -> set[tuple[str, str]]:
-    """(upstream URN, source) of the edges into ``field``."""
-    return {(h.urn, h.edge["source"]) for h in g.upstream(field, 1, as_of=as_of).hops}
+    """(upstream URN, source) of the edges into ``field`` (each edge of a hop: one per pair of fields)."""
+    return {(h.urn, e["source"]) for h in g.upstream(field, 1, as_of=as_of).hops for e in h.edges}
 
 
 def job_run(ts: int, up: str = AY) -> JobLineageChange:

@@ -203,7 +203,8 @@ def upstream_cmd(
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
-    """The fields a field derives from, with paths and edge properties."""
+    """The fields a field derives from, with paths and edge properties: a row (hop) per pair of fields, listing
+    every edge between the two (several jobs may write one pair)."""
     _lineage("upstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name, limit)
 
 
@@ -219,7 +220,7 @@ def downstream_cmd(
     graph: GraphUri = None,
     graph_name: GraphName = None,
 ) -> None:
-    """The fields derived from a field."""
+    """The fields derived from a field: a row (hop) per pair of fields, listing every edge between the two."""
     _lineage("downstream", field, depth, budget, as_of, output_format(as_json, fmt), graph, graph_name, limit)
 
 

@@ -124,24 +124,27 @@ def via(edge: Mapping[str, Any]) -> str:
 
 
 def hop_via(h: Hop, direction: str) -> str:
-    """A hop's edge in a few words (:func:`via`); across a rename ``renamed amt -> amount (since
-    2025-01-01T00:00:06Z)`` instead, and an edge drawn by hand marked ``manual (by ann)``."""
+    """A hop's edges in a few words (:func:`via`), each wording once, ``; `` between, and how many sources stated
+    them when several did: ``Identity (2 sources)``; across a rename ``renamed amt -> amount (since
+    2025-01-01T00:00:06Z)`` instead, and an edge drawn by hand first, marked ``manual (by ann)``."""
     from fieldgraph.ingest.export import instant, rename_names, renamed_ends
 
     if h.rename:
         old, new = rename_names(*renamed_ends(h, direction))
         since = instant(h.edge.get("validFrom"))
         return f"renamed {old} -> {new}" + (f" (since {since})" if since else "")
-    words = via(h.edge)
+    words = list(dict.fromkeys(via(e) for e in h.stated))
     if h.manual:
-        words = " ".join(w for w in (words, "manual" + (f" (by {h.edge['by']})" if h.edge.get("by") else "")) if w)
-    return words
+        by = f" (by {h.edge['by']})" if h.edge.get("by") else ""
+        words.insert(0, " ".join(w for w in (via(h.edge), f"manual{by}") if w))
+    n = len(h.sources)
+    return ("; ".join(w for w in words if w) + (f" ({n} sources)" if n > 1 else "")).strip()
 
 
 def hop_table(res: LineageResult, title: str) -> Table:
-    """The hops of a lineage walk (``LineageResult``), one row per edge: the field reached (platform,
-    dataset and field path), the field it was reached from, and the edge (transformation, confidence; a rename,
-    an edge drawn by hand: :func:`hop_via`)."""
+    """The hops of a lineage walk (``LineageResult``), one row per hop (a pair of fields, however many edges tie
+    them): the field reached (platform, dataset and field path), the field it was reached from, and the edges
+    (transformation, confidence, how many sources; a rename, an edge drawn by hand: :func:`hop_via`)."""
     t = Table(title=title)
     t.add_column("hop", justify="right")
     t.add_column("field")

@@ -95,8 +95,9 @@ def lineage(request: Request, graph: Graph,
             depth: Depth = None, budget: Budget = 10.0, as_of: When = None,
             format: Annotated[str, Query(pattern="^(json|dot|mermaid|csv)$")] = "json", limit: Limit = None,
             cursor: PageCursor = None) -> Response:
-    """The fields a field derives from (upstream) or that derive from it (downstream), with edge properties;
-    with ``limit`` or ``cursor``, a page of its edges."""
+    """The fields a field derives from (upstream) or that derive from it (downstream), with edge properties: a hop
+    per pair of fields, ``edges`` every edge between the two (several jobs may write one pair); with ``limit`` or
+    ``cursor``, a page of its hops (``total`` counts pairs)."""
     when = parse_time(as_of, "as_of")
     if limit is not None or cursor is not None:
         _json_only(format)
@@ -119,7 +120,7 @@ def impact(request: Request, graph: Graph, name: Annotated[str, Query(descriptio
            format: Annotated[str, Query(pattern="^(json|csv)$")] = "json", limit: Limit = None,
            cursor: PageCursor = None) -> Response:
     """The downstream datasets and fields of a field or a dataset; with ``limit`` or ``cursor``, a page of its
-    edges (``datasets``: the fields they reach)."""
+    hops, one per pair of fields (``datasets``: the fields they reach)."""
     when = parse_time(as_of, "as_of")
     if limit is not None or cursor is not None:
         _json_only(format)

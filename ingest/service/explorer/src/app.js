@@ -220,26 +220,40 @@ function edgeLabel(e) {
   return lines.filter(Boolean).join('\n');
 }
 
-// One lineage edge from a hop: drawn upstream -> downstream (left to right), whatever the walk's direction; a
-// rename old -> new, whichever way the walk crossed it (its edge names both: a new name's readers of the old one)
+// A drawn edge's label, from every edge between its two fields (several jobs may write one pair; one drawn by
+// hand comes first): each edge's words once, and how many sources stated them when several did
+function pairLabel(edges) {
+  const words = [...new Set(edges.map(edgeLabel).filter(Boolean))];
+  const sources = new Set(edges.filter((e) => !isRename(e) && !isManual(e) && e.source).map((e) => e.source));
+  return [...words, sources.size > 1 && `${sources.size} sources`].filter(Boolean).join('\n');
+}
+
+// One lineage edge from a hop (a pair of fields, with every edge between them: `edges`): drawn upstream ->
+// downstream (left to right), whatever the walk's direction; a rename old -> new, whichever way the walk crossed
+// it (its edge names both: a new name's readers of the old one). One drawn edge per pair, listing them all.
 function addHop(hop, direction) {
   addField(hop);
-  const renamed = isRename(hop.edge ?? {}) && hop.edge.old && hop.edge.new;
-  const [up, down] = renamed ? [hop.edge.old, hop.edge.new]
+  const edge = hop.edge ?? {};
+  const renamed = isRename(edge) && edge.old && edge.new;
+  const [up, down] = renamed ? [edge.old, edge.new]
     : direction === 'upstream' ? [hop.urn, hop.from] : [hop.from, hop.urn];
   const id = `${up}->${down}`;
-  const edge = hop.edge ?? {};
+  const edges = hop.edges?.length ? hop.edges : [edge];
   const drawn = cy.getElementById(id);
   if (drawn.nonempty()) {
-    const same = drawn.data('edges').some((e) => JSON.stringify(e) === JSON.stringify(edge));
-    if (!same) drawn.data('edges', [...drawn.data('edges'), edge]);
+    const known = new Set(drawn.data('edges').map((e) => JSON.stringify(e)));
+    const more = edges.filter((e) => !known.has(JSON.stringify(e)));
+    if (!more.length) return;
+    const all = [...drawn.data('edges'), ...more];
+    drawn.data('edges', all);
+    if (!drawn.hasClass('diff-marked')) drawn.data('label', pairLabel(all));
     return;
   }
   const relation = relationOf(edge);
-  const classes = [edge.kind === 'INDIRECT' && 'indirect', edge.masking && 'masked',
+  const classes = [edges.every((e) => e.kind === 'INDIRECT') && 'indirect', edges.some((e) => e.masking) && 'masked',
     relation !== 'derived' && relation].filter(Boolean);
-  cy.add({ group: 'edges', classes, data: { id, source: up, target: down, kind: 'lineage', relation, edges: [edge],
-    label: edgeLabel(edge) } });
+  cy.add({ group: 'edges', classes, data: { id, source: up, target: down, kind: 'lineage', relation, edges,
+    label: pairLabel(edges) } });
 }
 
 // A walk's one-hop neighbours, grouped by field (one field may be reached over several edges), in name order.
