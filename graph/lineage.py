@@ -66,6 +66,7 @@ from .labels import (
     own_labels,
 )
 from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
+from .renames import RenameReader
 from .runs import RunLineage
 from .sql import Derived, derive_each
 from .steps import Plan
@@ -490,8 +491,28 @@ class LineageGraph:
                 then = _state_then({**r, "placeholder": False}, as_of)
                 if then is not None and not then["removed"]:  # listed then (not yet, or removed by then: no column)
                     found.append(UnusedField.from_row({**r, **then}))
-        found.sort(key=lambda f: (f.dataset, f.field_path, f.urn))
+        read = self._read_under_other_names([f.urn for f in found], as_of)
+        found = sorted((f for f in found if f.urn not in read), key=lambda f: (f.dataset, f.field_path, f.urn))
         return UnusedFields(urn, plat, as_of, tuple(found))
+
+    def _read_under_other_names(self, urns: Sequence[str], as_of: int | None) -> set[str]:
+        """The fields of ``urns`` a reader reads under another of their names: a renamed field is one field, so a
+        reader whose edge into its old name still holds (or into its new name, as of an instant) reads it
+        (:mod:`fieldgraph.graph.renames`: never across a reused name). Only the fields a rename touches are
+        walked, each over its renames (to their readers, one hop further)."""
+        renames = RenameReader(self.store)
+        if not urns or not renames.any():
+            return set()
+        budget = int(DEFAULT_TIME_BUDGET_S * 1000)
+        crossing = {row["from"] for row, _ in renames.cross("downstream", [(u, as_of) for u in urns], budget)}
+        read = set()
+        for u in sorted(crossing):
+            names = self._walk([u], "downstream", None, DEFAULT_TIME_BUDGET_S, keep=lambda h: h.rename, as_of=as_of)
+            others = sorted({h.urn for h in names.hops})
+            readers = self._walk(others, "downstream", 1, DEFAULT_TIME_BUDGET_S, as_of=as_of).hops if others else ()
+            if any(not h.rename for h in readers):
+                read.add(u)
+        return read
 
     def unresolved(self) -> list[Unresolved]:
         """Field references no schema resolved (placeholders that hold now)."""

@@ -83,6 +83,23 @@ def test_unused_now_and_as_of_an_instant(graph: Any) -> None:
 
 
 @WITH_MEMORY
+def test_a_renamed_field_read_under_its_old_name_is_used(graph: Any) -> None:
+    """A renamed field is one field (docs/how-to/renames.md): a reader whose edge into the old name still holds reads
+    it, so the new name is not unused; a reader of the old name whose lineage moved on reads it no more."""
+    from .test_renames import D, E, col, fu, reads, schema
+
+    a, b, r = fu(D, "a"), fu(D, "b"), fu(E, "r")
+    graph.ingest([schema(D, 10, "a", "c"), schema(E, 10, "r"), reads(E, 10, ("r", a))])
+    graph.ingest([schema(D, 20, col("b", "a"), "c")])  # a renamed to b at 20; the mart still reads a
+    assert [f.field_path for f in graph.unused(D).fields] == ["c"]
+    assert [f.field_path for f in graph.unused(D, as_of=25).fields] == ["c"]
+    graph.ingest([reads(E, 30, ("r", fu(D, "c")))])  # the mart reads c from 30 on: nothing reads a (nor b)
+    assert [f.field_path for f in graph.unused(D).fields] == ["b"]
+    assert [f.field_path for f in graph.unused(D, as_of=25).fields] == ["c"]  # as it was then
+    assert b not in {h.urn for h in graph.impact(r).walk.hops}
+
+
+@WITH_MEMORY
 def test_bad_input_names_what_is_wrong(graph: Any) -> None:
     g = history(graph)
     with pytest.raises(NotFoundError, match=r"dataset urn:li:dataset:\(urn:li:dataPlatform:hive,u.none,PROD\) is "
