@@ -199,12 +199,13 @@ def dbt_ol_run(env: dict[str, str], base: str) -> None:
 
 
 def served_upstream(base: str, dataset: str, column: str) -> dict[tuple[str, str], dict[str, Any]]:
-    """The edges into a column of a model over the HTTP API: (``table.column``, job) -> edge properties."""
+    """The edges into a column of a model over the HTTP API: (``table.column``, job) -> edge properties (every edge
+    of each hop: one hop per pair of columns lists the edges of every job between them)."""
     query = urllib.parse.urlencode({"field": field_urn(dataset, column), "depth": 1})
     with urllib.request.urlopen(f"{base}/api/v1/lineage/upstream?{query}", timeout=30) as r:
         hops = json.load(r)["hops"]
-    return {(f"{h['dataset'].split(',')[1].rsplit('.', 1)[-1]}.{h['fieldPath']}", h["edge"]["source"]): h["edge"]
-            for h in hops}
+    return {(f"{h['dataset'].split(',')[1].rsplit('.', 1)[-1]}.{h['fieldPath']}", e["source"]): e
+            for h in hops for e in h["edges"]}
 
 
 @pytest.mark.parametrize("fill", [False, True], ids=["as-sent", "types-from-sql"])
