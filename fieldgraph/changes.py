@@ -261,7 +261,9 @@ class JobLineageChange:
     job) keeps its first and last seen times and the newest run's properties. ``fields``: destination
     fields the job declares (with no upstream too); ``reads``: fields of other datasets the run read (known
     fields of those datasets, used or not); ``dropped``: ``(field URN, entry)`` of fields it drops;
-    ``operations``: the run's field operations, kept per run."""
+    ``operations``: the run's field operations, kept per run; ``ordered``: ``fields`` are the dataset's columns in
+    order (a SQL statement's outputs), so a declared field no schema lists keeps its column number, and a schema
+    arriving later that names that column otherwise is reported with both names."""
 
     dataset: str
     job: str
@@ -274,6 +276,7 @@ class JobLineageChange:
     ts: int = 0
     origin: str = ""
     operations: RunOperations | None = None
+    ordered: bool = False
     aspect: ClassVar[AspectName] = JOB_LINEAGE
 
 

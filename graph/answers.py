@@ -463,7 +463,8 @@ class DatasetEdge:
 @dataclass(frozen=True, slots=True)
 class Unresolved:
     """A field reference no schema resolved (a placeholder), with its lineage ``edges``; an ambiguous one names
-    its ``candidates``."""
+    its ``candidates``. A column a SQL statement derived keeps its ``column`` number in the statement (from 1);
+    ``schema_column``: the name the dataset's schema gives that column, where it has one."""
 
     dataset: str
     reference: str | None
@@ -471,17 +472,20 @@ class Unresolved:
     ambiguous: bool
     candidates: tuple[str, ...] | None
     edges: int
+    column: int | None = None
+    schema_column: str | None = None
 
     @classmethod
     def from_row(cls, r: Row) -> Self:
         """From ``unresolved.cypher``'s or ``ambiguous.cypher``'s row (the latter lists ambiguous ones only)."""
         cands = r.get("candidates")
         return cls(r["dataset"], r["reference"], r["urn"], bool(r.get("ambiguous", True)),
-                   None if cands is None else tuple(cands), r["edges"])
+                   None if cands is None else tuple(cands), r["edges"], r.get("column"))
 
     def to_json(self) -> dict[str, Any]:
         return {"dataset": self.dataset, "reference": self.reference, "urn": self.urn, "ambiguous": self.ambiguous,
-                "candidates": None if self.candidates is None else list(self.candidates), "edges": self.edges}
+                "candidates": None if self.candidates is None else list(self.candidates), "edges": self.edges,
+                "column": self.column, "schemaColumn": self.schema_column}
 
 
 @dataclass(frozen=True, slots=True)

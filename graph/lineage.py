@@ -65,7 +65,7 @@ from .labels import (
     label_of,
     own_labels,
 )
-from .plan import DatasetState, datasets_to_read, field_urn, resolve_reference, simple_ref
+from .plan import DatasetState, columns_named, datasets_to_read, field_urn, resolve_reference, simple_ref
 from .renames import RenameReader
 from .runs import RunLineage
 from .sql import Derived, derive_each
@@ -515,8 +515,15 @@ class LineageGraph:
         return read
 
     def unresolved(self) -> list[Unresolved]:
-        """Field references no schema resolved (placeholders that hold now)."""
-        return [Unresolved.from_row(r) for r in self.store.run_named("unresolved")]
+        """Field references no schema resolved (placeholders that hold now); a column a SQL statement derived
+        with the name the dataset's schema gives that column, if it has one."""
+        rows = [Unresolved.from_row(r) for r in self.store.run_named("unresolved")]
+        numbered = sorted({u.dataset for u in rows if u.column is not None})
+        if not numbered:
+            return rows
+        named = {urn: columns_named(st.fields.values()) for urn, st in self.read_state(numbered).items()}
+        return [replace(u, schema_column=_nth(named.get(u.dataset, []), u.column)) if u.column is not None else u
+                for u in rows]
 
     def ambiguous(self) -> list[AmbiguousReference]:
         """The ambiguous ones among :meth:`unresolved`, with their candidates."""
@@ -650,6 +657,11 @@ def _platform(platform: str | None) -> str | None:
     if not name or any(c in name for c in ",()") or name.startswith("urn:"):
         raise InputError(f"platform {platform!r}: not a platform name (hive) or URN ({_PLATFORM_URN}hive)")
     return name
+
+
+def _nth(columns: Sequence[str], number: int) -> str | None:
+    """Column ``number`` (from 1) of ``columns``, if there is one."""
+    return columns[number - 1] if 0 < number <= len(columns) else None
 
 
 def _at_or_before(t: Any, as_of: int) -> bool:

@@ -34,7 +34,7 @@ _MANUAL = "manual"
 #: the columns of read_state.cypher's compact rows
 _STATE_OF_DATASET = ("urn", "placeholder", "schemaVersion", "schemaTs", "upstreamLineageTs", "datasetUpstreamLineageTs")
 _STATE_OF_FIELD = ("urn", "fieldPath", "placeholder", "removed", "schemaVersion", "schemaTs", "refPath", "position",
-                   "fieldId", "aliases")
+                   "fieldId", "aliases", "column")
 _TIMES_OF_DATASET = ("schemaTimes", "upstreamLineageTimes", "datasetUpstreamLineageTimes", "jobLineageDeletes")
 #: the value types a store keeps as they are (no null to remove, no list to copy): a mapping of only these is
 #: copied or merged whole
@@ -1158,6 +1158,8 @@ class MemoryStore(GraphStore):
                 row["ambiguous"] = f.get("ambiguous", False)
             row["candidates"] = _value(f.get("candidates"))
             row["edges"] = len(f.outs("DataDerivedFrom")) + len(f.ins("DataDerivedFrom"))
+            if not ambiguous:
+                row["column"] = f.get("column")
             out.append(row)
         return sorted(out, key=lambda r: (r["dataset"] is None, r["dataset"] or "",
                                           r["reference"] is None, r["reference"] or ""))

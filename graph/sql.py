@@ -229,7 +229,8 @@ def derive_change(c: SqlChange, columns: Callable[[str], Columns]) -> Derived:
             program=c.job, run=c.run, run_time=c.ts, transformations=e.transformations)
         edges.append(FieldEdge(make_field_urn(c.dataset, e.column), make_field_urn(urns[e.table], e.path), props))
     fields = tuple(make_field_urn(c.dataset, col) for col in lineage.columns)
-    change = JobLineageChange(c.dataset, c.job, SOURCE_FORMAT, c.run, tuple(edges), fields, ts=c.ts, origin=c.origin)
+    change = JobLineageChange(c.dataset, c.job, SOURCE_FORMAT, c.run, tuple(edges), fields, ts=c.ts, origin=c.origin,
+                              ordered=True)
     return Derived(change if c.sent is None else filled(c.sent, c.untyped, change), lineage)
 
 

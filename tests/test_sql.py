@@ -850,3 +850,35 @@ def test_fieldgraph_sql_reports_a_created_tables_other_names_with_both(cli, grap
     table = cli(*args).stdout
     assert "sum(amount)" in table and "total" in table.split("sum(amount)", 1)[1]
     assert ("total", "amount") in edges_of(graph, ds("shop.t"))
+
+
+@WITH_MEMORY
+def test_a_schema_arriving_after_a_created_table_reports_a_derived_name_with_the_schemas(graph, caplog) -> None:
+    t = ds("shop.t")
+    ingest(graph, orders_schema(), sql_event(
+        "CREATE TABLE t AS SELECT customer_id, SUM(amount), MAX(status) AS last_status FROM orders GROUP BY 1"))
+    (before,) = [u for u in graph.unresolved() if u.dataset == t and u.reference == "sum(amount)"]
+    assert (before.column, before.schema_column) == (2, None)  # no schema yet: no other name
+    caplog.set_level(logging.WARNING, "fieldgraph.graph")
+    ingest(graph, schema_event(t, ["customer_id", "total", "last_status"], 2000))
+    # the derived column stays a placeholder with its edges, reported with both names
+    (after,) = [u for u in graph.unresolved() if u.dataset == t]
+    assert (after.reference, after.column, after.schema_column, after.edges) == ("sum(amount)", 2, "total", 2)  # amount, and customer_id grouping
+    assert after.to_json()["schemaColumn"] == "total"
+    assert ("sum(amount)", "amount") in edges_of(graph, t) and ("last_status", "status") in edges_of(graph, t)
+    (warning,) = [r.getMessage() for r in caplog.records if "derived as its column" in r.getMessage()]
+    assert "'sum(amount)'" in warning and "column 2 'total'" in warning
+    # the statement's next run maps onto the schema's column; the stale edge stays listed, as both names say
+    ingest(graph, sql_event("CREATE TABLE t AS SELECT customer_id, SUM(amount), MAX(status) AS last_status "
+                            "FROM orders GROUP BY 1", time=3000))
+    assert ("total", "amount") in edges_of(graph, t)
+
+
+def test_lineage_unresolved_prints_the_schemas_name_of_a_derived_column(cli, graph) -> None:
+    t = ds("shop.t")
+    ingest(graph, orders_schema(), sql_event("CREATE TABLE t AS SELECT customer_id, SUM(amount) FROM orders "
+                                             "GROUP BY customer_id"), schema_event(t, ["customer_id", "total"], 2000))
+    table = cli("lineage", "unresolved").stdout
+    assert "sum(amount)" in table and "total (column 2)" in table
+    (row,) = [r for r in json.loads(cli("lineage", "unresolved", "--json").stdout) if r["dataset"] == t]
+    assert (row["reference"], row["column"], row["schemaColumn"]) == ("sum(amount)", 2, "total")

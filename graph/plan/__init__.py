@@ -70,6 +70,7 @@ from .state import (
     LinkedQuery,
     StoredJob,
     StoredQuery,
+    columns_named,
 )
 
 
@@ -128,7 +129,7 @@ def plan_placeholder_resolution(state: Mapping[str, DatasetState]) -> Plan:
 
 __all__ = [
     "LINEAGE_TS_PROP", "QUERY_URN_PREFIX", "TIMES_PROP", "DatasetQueries", "DatasetState", "FieldState", "History",
-    "HistoryRequest", "LinkedQuery", "Resolver", "StoredJob", "StoredQuery", "datasets_to_read", "field_props",
-    "field_urn", "history_needed", "in_arrival_order", "newest_queries", "parse_field_ref", "plan_changes",
-    "plan_placeholder_resolution", "plan_query_ends", "resolve_reference", "simple_ref",
+    "HistoryRequest", "LinkedQuery", "Resolver", "StoredJob", "StoredQuery", "columns_named", "datasets_to_read",
+    "field_props", "field_urn", "history_needed", "in_arrival_order", "newest_queries", "parse_field_ref",
+    "plan_changes", "plan_placeholder_resolution", "plan_query_ends", "resolve_reference", "simple_ref",
 ]

@@ -95,8 +95,13 @@ def _job_run(p: Planner, c: JobLineageChange, ops: RunOperations) -> None:
 
 
 def _job_facts(p: Planner, c: JobLineageChange) -> list[Fact]:
-    """The edges of a run, references resolved (the fields it declares and reads too, as placeholders if needed)."""
-    for ref in (*c.fields, *c.reads):
+    """The edges of a run, references resolved (the fields it declares and reads too, as placeholders if needed; a
+    placeholder among the columns of an ordered run keeps its column number, counted from 1)."""
+    for number, ref in enumerate(c.fields, 1):
+        placeholder = p.placeholder_rows.get(p.resolve(ref, declared=True))
+        if c.ordered and placeholder is not None:
+            placeholder["props"]["column"] = number
+    for ref in c.reads:
         p.resolve(ref, declared=True)
     props: dict[int, dict[str, Any]] = {}  # edges of one run often share their properties
     for e in c.edges:

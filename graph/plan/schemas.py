@@ -4,6 +4,7 @@ the timeline with the batch's versions placed by time."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,8 +26,10 @@ from ..steps import UpsertFieldRow
 from .groups import schema_appends, schema_key
 from .planner import Planner, field_props
 from .renames import Listed, schema_rename_rows
-from .resolve import field_urn, parse_field_ref
-from .state import DatasetState, FieldState
+from .resolve import field_urn, parse_field_ref, simple_ref
+from .state import DatasetState, FieldState, columns_named
+
+log = logging.getLogger("fieldgraph.graph")
 
 
 def plan_schema(p: Planner, urn: str, group: list[SchemaChange | AspectDelete]) -> None:
@@ -35,6 +38,24 @@ def plan_schema(p: Planner, urn: str, group: list[SchemaChange | AspectDelete]) 
         _appended(p, urn, group[0])
     else:
         _replayed(p, urn, group)
+    _report_derived_names(p, urn)
+
+
+def _report_derived_names(p: Planner, urn: str) -> None:
+    """A column a SQL statement derived (a placeholder keeping its column number) that the schema now in force
+    names otherwise: logged with both names (``lineage unresolved`` lists it so, :func:`columns_named`)."""
+    fields_now = p.known.get(urn, {})
+    derived = [(fs, fs.column) for fs in fields_now.values() if fs.placeholder and fs.column is not None]
+    if not derived:
+        return
+    columns = columns_named(fields_now.values())
+    for fs, number in derived:
+        if number <= len(columns):
+            name = simple_ref(fs.fieldPath)
+            log.warning("%s: the schema lists no column %r, which a SQL statement derived as its column %d; the "
+                        "schema names column %d %r. The statement's edges stay on %r (fieldgraph lineage unresolved "
+                        "lists it) until it runs again", urn, name, number, number, columns[number - 1], name)
+
 
 
 def _appended(p: Planner, urn: str, c: SchemaChange | AspectDelete) -> None:

@@ -3,7 +3,7 @@ jobs it names, and (for the aspects it changes out of time order) their stored t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from fieldgraph.changes import (
     UPSTREAM_LINEAGE,
     AspectName,
 )
+from fieldgraph.normalizers import v1_path
 
 from ..history import Held, Span
 
@@ -41,6 +42,8 @@ class FieldState:
     #: what its newest schema states of its identity (:attr:`SchemaField.fieldId`, :attr:`SchemaField.aliases`)
     fieldId: str | None = None
     aliases: tuple[str, ...] = ()
+    #: a placeholder a SQL statement declared: its column number in the statement (from 1)
+    column: int | None = None
 
 
 @dataclass(slots=True)
@@ -57,18 +60,19 @@ class DatasetState:
     @classmethod
     def from_compact(cls, row: Sequence[Any]) -> DatasetState:
         """From ``[urn, placeholder, schemaVersion, schemaTs, upstreamLineageTs, datasetUpstreamLineageTs,
-        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath, position, fieldId, aliases], ...],
-        schemaTimes,
-        upstreamLineageTimes, datasetUpstreamLineageTimes, jobLineageDeletes]`` (``read_state.cypher``)."""
+        [[urn, fieldPath, placeholder, removed, schemaVersion, schemaTs, refPath, position, fieldId, aliases, column],
+        ...], schemaTimes, upstreamLineageTimes, datasetUpstreamLineageTimes, jobLineageDeletes]``
+        (``read_state.cypher``)."""
         urn, placeholder, version, ts, ul, dul, fields, *times = row
         out = cls(urn, bool(placeholder), _int(version), _int(ts),
                   {a: _int(v) for a, v in ((UPSTREAM_LINEAGE, ul), (DATASET_UPSTREAM_LINEAGE, dul)) if v is not None})
         into = out.fields
         for furn, path, ph, removed, fversion, fts, ref, *rest in fields:
             if furn is not None:
-                position, field_id, aliases = (*rest, None, None, None)[:3]
+                position, field_id, aliases, column = (*rest, None, None, None, None)[:4]
                 into[furn] = FieldState(furn, path, ph is True, removed is True, -1 if fversion is None else fversion,
-                                        -1 if fts is None else fts, ref, position, field_id, tuple(aliases or ()))
+                                        -1 if fts is None else fts, ref, position, field_id, tuple(aliases or ()),
+                                        column if ph is True else None)
         for aspect, ts_list in zip(TIMES_PROP, times, strict=False):
             if ts_list:
                 out.times[aspect] = sorted(int(t) for t in ts_list)
@@ -172,3 +176,10 @@ class HistoryRequest:
 
     def __bool__(self) -> bool:
         return bool(self.schemas or self.lineage or self.jobs)
+
+
+def columns_named(fields: Iterable[FieldState]) -> list[str]:
+    """A dataset's columns as its schema orders them: its listed top-level fields, dotted (SQL's column numbers)."""
+    live = sorted((f for f in fields if not f.placeholder and not f.removed and f.position is not None),
+                  key=lambda f: f.position or 0)
+    return [c for c in (v1_path(f.fieldPath) for f in live) if "." not in c]

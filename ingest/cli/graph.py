@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -353,11 +354,15 @@ def unresolved_cmd(
         dump(rows)
         return
     t = Table(title=f"{plural(len(rows), 'unresolved reference')}")
-    for col in ("dataset", "reference", "edges", "candidates"):
+    named = any(r.schema_column for r in rows)  # derived SQL columns the schema names otherwise
+    for col in ("dataset", "reference", "edges", "candidates", *(("the schema's name",) if named else ())):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(Name(ds(r.dataset)), Name(r.reference or ""), str(r.edges),
-                  Text("\n".join(r.candidates or []) or ("" if not r.ambiguous else "?")))
+        cells: list[RenderableType] = [Name(ds(r.dataset)), Name(r.reference or ""), str(r.edges),
+                 Text("\n".join(r.candidates or []) or ("" if not r.ambiguous else "?"))]
+        if named:
+            cells.append(Text(f"{r.schema_column} (column {r.column})" if r.schema_column else ""))
+        t.add_row(*cells)
     out.print(t)
 
 
