@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fieldgraph.graph import EmbeddedServer, GraphError, GraphUnavailable, LineageGraph, embedded, open_store
+from fieldgraph.graph import EmbeddedServer, GraphError, GraphUnavailable, LineageGraph, aof, embedded, open_store
 
 from .conftest import ds, dump, ingest, lineage_event, schema_event, sf
 from .kafka_fixtures import wait_for
@@ -114,7 +114,7 @@ def _slow_tail(data: Path, rows: int) -> None:
 
 
 def test_a_clean_stop_leaves_a_snapshot_that_the_restart_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "REWRITE_MIN_TAIL", 0)  # rewrite even this small graph's tail
+    monkeypatch.setattr(aof, "REWRITE_MIN_TAIL", 0)  # rewrite even this small graph's tail
     with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
         data = Path(tmp) / "d"
         with LineageGraph.open(f"embedded:{data}") as g:
@@ -154,7 +154,7 @@ def test_after_a_crash_the_tail_replays_as_effects() -> None:
 
 
 def test_a_cypher_aof_of_an_older_fieldgraph_opens_and_is_rewritten(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "REWRITE_MIN_TAIL", 0)
+    monkeypatch.setattr(aof, "REWRITE_MIN_TAIL", 0)
     with tempfile.TemporaryDirectory(prefix="fg-") as tmp:
         data = Path(tmp) / "d"
         server = EmbeddedServer(data).start()
