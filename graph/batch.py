@@ -81,9 +81,17 @@ def plan_batch(changes: Sequence[Change], reads: Reads) -> Plan:
     check_values(derived)
     jobs = sorted({c.job for c in changes if isinstance(c, DataJobChange)})
     stored_jobs = reads.read_data_jobs(jobs) if jobs else {}
-    reads.require_locks({*state, *lock_keys(changes), *(o for j in stored_jobs.values() for o in j.outputs),
-                         *(d for q in queries.values() for d, _, _ in q.datasets)})
+    reads.require_locks(_reached(changes, state, stored_jobs, queries))
     return plan_changes(changes, state, reads.read_history(history_needed(changes, state)), queries, stored_jobs)
+
+
+def _reached(changes: Sequence[Change], state: Mapping[str, DatasetState], stored_jobs: Mapping[str, StoredJob],
+             queries: Mapping[str, StoredQuery]) -> Iterator[str]:
+    """The lock keys of what a batch reaches once read (lazily: a writer that holds no locks never asks)."""
+    yield from state
+    yield from lock_keys(changes)
+    yield from (o for j in stored_jobs.values() for o in j.outputs)
+    yield from (d for q in queries.values() for d, _, _ in q.datasets)
 
 
 def _join_queries(changes: Sequence[Change], queries: Mapping[str, StoredQuery], state: Mapping[str, DatasetState],

@@ -83,20 +83,35 @@ def value_type(v: Any, where: str, key: str) -> str:
 
 def property_types(rows: Iterable[Mapping[str, Any]], where: str) -> dict[str, str]:
     """The one type of each property key of ``rows`` (the props of one label's nodes or one type's edges);
-    :class:`BulkLoadError` naming ``where`` and the key when a key has values of two types."""
-    types: dict[str, str] = {}
-    for props in rows:
-        for k, v in props.items():
-            t = _PLAIN.get(v.__class__) or value_type(v, where, k)  # str and bool need no check
-            have = types.get(k)
-            if have == t:
-                continue
-            if have is None or have == "[]":
-                types[k] = t
-            elif not (t == "[]" and have.endswith("[]")):
-                raise BulkLoadError(f"property {k!r} of {where} has values of two types ({have} and {t}): "
-                                    "Neo4j's importer types each column; make the values of one type")
-    return {k: ("string[]" if t == "[]" else t) for k, t in types.items()}
+    :class:`BulkLoadError` naming ``where`` and the key when a key has values of two types. Column by column: a
+    column of one scalar type is typed by its value classes alone (and the range of its numbers)."""
+    rows = list(rows)
+    keys = dict.fromkeys(k for props in rows for k in props)
+    return {k: _column_type([props[k] for props in rows if k in props], where, k) for k in keys}
+
+
+def _column_type(values: list[Any], where: str, key: str) -> str:
+    classes = set(map(type, values))
+    if len(classes) == 1:
+        (cls,) = classes
+        if cls is str or cls is bool:
+            return _PLAIN[cls]
+        if cls is int and _INT64[0] <= min(values) and max(values) <= _INT64[1]:
+            return "long"
+        if cls is float and all(map(math.isfinite, values)):
+            return "double"
+    types: dict[str, str] = {}  # value by value: lists, and the values to name in an error
+    for v in values:
+        t = _PLAIN.get(v.__class__) or value_type(v, where, key)  # str and bool need no check
+        have = types.get(key)
+        if have == t:
+            continue
+        if have is None or have == "[]":
+            types[key] = t
+        elif not (t == "[]" and have.endswith("[]")):
+            raise BulkLoadError(f"property {key!r} of {where} has values of two types ({have} and {t}): "
+                                "Neo4j's importer types each column; make the values of one type")
+    return "string[]" if types[key] == "[]" else types[key]
 
 
 _PLAIN = {str: "string", bool: "boolean"}
@@ -171,22 +186,34 @@ def _scalar(v: Any) -> str:
     return str(v)
 
 
-def _cell(v: Any, delim: str, where: str) -> str:
+class _CellError(Exception):
+    """A value the importer cannot hold, said after the place (which :func:`_write_rows` names)."""
+
+
+def _cell(v: Any, delim: str) -> str:
     """One CSV field: strings and arrays always quoted (an unquoted empty field is an absent property; a quoted
-    one an empty string), numbers and booleans bare."""
+    one an empty string), numbers and booleans bare; None (no such property) empty."""
     cls = v.__class__
     if cls is str:
-        return '"' + str(v).replace('"', '""') + '"'
+        text: str = v
+        return '"' + text.replace('"', '""') + '"'
     if v is None:
         return ""
     if cls is list:
         if not v or v == [""]:  # the importer reads both as no property
-            raise BulkLoadError(f"{where} holds {v!r}: Neo4j's importer reads it as no property; stream this graph "
-                                "instead")
+            raise _CellError(f" holds {v!r}: Neo4j's importer reads it as no property; stream this graph instead")
         if any(isinstance(x, str) and delim in x for x in v):
-            raise BulkLoadError(f"{where}: an element of {v!r} holds the array delimiter {delim!r}")
+            raise _CellError(f": an element of {v!r} holds the array delimiter {delim!r}")
         return _quoted(delim.join(x if isinstance(x, str) else _scalar(x) for x in v))
     return _scalar(v)
+
+
+def _refused(v: Any, delim: str) -> bool:
+    try:
+        _cell(v, delim)
+    except _CellError:
+        return True
+    return False
 
 
 def delimiters_used(snapshot: Snapshot) -> set[str]:
@@ -269,8 +296,11 @@ def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence
                         else [str(number[r.start]), str(number[r.end]), r.type])
             except KeyError as exc:
                 raise BulkLoadError(f"a {where} edge refers to node {exc.args[0]}, not in its part") from exc
-            line = ",".join(head + [_cell(props.get(k), delim, f"property {k!r} of {where}") if k in props else ""
-                                    for k in keys])
+            try:
+                line = ",".join(head + [_cell(props.get(k), delim) for k in keys])
+            except _CellError as exc:
+                key = next(k for k in keys if _refused(props.get(k), delim))
+                raise BulkLoadError(f"property {key!r} of {where}{exc}") from None
             if "\n" in line or "\r" in line:
                 multiline = True
             fh.write(line + "\n")
@@ -407,20 +437,23 @@ class _Packer:
         self.number = number  # the snapshot's node ids -> the order FalkorDB creates the nodes in
         self.memo: dict[tuple[type, Any], bytes] = {}
 
-    def value(self, v: Any, where: str) -> bytes:
-        cls = v.__class__
-        if cls is list or cls is str and len(v) > 40:
-            return _pack(v, where)
-        key = (cls, v)
-        packed = self.memo.get(key)
-        if packed is None:
-            packed = self.memo[key] = _pack(v, where)
-        return packed
-
     def row(self, r: NodeRow | EdgeRow, name: str, keys: Sequence[str]) -> bytes:
-        props = r.props
+        props, memo = r.props, self.memo
+        packed: list[bytes] = []
+        row_values: list[Any] = [props.get(k) for k in keys]
         try:
-            values = b"".join([self.value(props.get(k), name) for k in keys])
+            for v in row_values:  # inline: called per value
+                cls = v.__class__
+                if cls is str and len(v) > 40 and "\x00" not in v:  # a URN: packed as it is
+                    packed.append(b"\x03" + v.encode() + b"\x00")
+                elif cls is list or cls is str and len(v) > 40:
+                    packed.append(_pack(v, name))
+                else:
+                    p = memo.get((cls, v))
+                    if p is None:
+                        p = memo[(cls, v)] = _pack(v, name)
+                    packed.append(p)
+            values = b"".join(packed)
         except BulkLoadError:
             for k in keys:  # the same error, naming the property
                 _pack(props.get(k), f"{name}.{k}")

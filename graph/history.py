@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 #: field properties whose value at a past instant an as-of answer shows (the rest are as they are now)
@@ -35,17 +36,37 @@ def _digest(value: Any) -> str:
     return hashlib.blake2b(repr(value).encode(), digest_size=10).hexdigest()
 
 
+@lru_cache(maxsize=1 << 14)
+def _state_digest(values: tuple[Any, ...], types: tuple[type, ...]) -> str:
+    return _digest(values)
+
+
+@lru_cache(maxsize=1 << 14)
+def _fact_digest(items: tuple[tuple[str, Any], ...], types: tuple[type, ...]) -> str:
+    return _digest(list(items))
+
+
 def state_key(props: Mapping[str, Any]) -> str:
-    """A fingerprint of a field's state properties (:data:`STATE_PROPS`); ``removed`` is kept apart."""
-    return _digest(tuple([_freeze(props.get(k)) for k in STATE_PROPS]))
+    """A fingerprint of a field's state properties (:data:`STATE_PROPS`); ``removed`` is kept apart. Fields repeat
+    a few states: each one's is remembered (by its values and their types: ``1 == 1.0 == True``, not their
+    fingerprints)."""
+    values = tuple([_freeze(props.get(k)) for k in STATE_PROPS])
+    try:
+        return _state_digest(values, tuple(map(type, values)))
+    except TypeError:  # an unhashable value (a map): not remembered
+        return _digest(values)
 
 
 def fact_key(props: Mapping[str, Any]) -> str:
     """A fingerprint of what a lineage edge says: every property that is not about time (stored as the edge's
     ``fact``). An edge keeps its interval while an aspect's new versions repeat it between the same two fields,
-    and is closed when it changes."""
-    return _digest(sorted([(k, tuple(v) if isinstance(v, list) else v)  # _freeze, inline: called per edge
-                           for k, v in props.items() if k not in TIME_PROPS]))
+    and is closed when it changes. Remembered as :func:`state_key`'s are."""
+    items = sorted([(k, tuple(v) if isinstance(v, list) else v)  # _freeze, inline: called per edge
+                    for k, v in props.items() if k not in TIME_PROPS])
+    try:
+        return _fact_digest(tuple(items), tuple([type(v) for _, v in items]))
+    except TypeError:
+        return _digest(items)
 
 
 def _freeze(v: Any) -> Any:
@@ -153,7 +174,7 @@ def _hold(timeline: list[Held], state: Held) -> None:
 # --- lineage aspects ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen, as cheap to build as a tuple (the planner builds one per edge); never changed
 class Fact:
     """A lineage edge as a fact: ``down`` derives from ``up`` (a field, or a dataset when ``dataset``) with
     ``props`` (its edge properties, time ones aside)."""
@@ -170,9 +191,9 @@ class Fact:
 
     def __post_init__(self) -> None:
         if self.additive:
-            object.__setattr__(self, "fact", "")
+            self.fact = ""
         elif not self.fact:
-            object.__setattr__(self, "fact", fact_key(self.props))
+            self.fact = fact_key(self.props)
 
     @property
     def key(self) -> tuple[str, str, str]:

@@ -77,17 +77,18 @@ def value(v: Any) -> Any:
 
 
 def update(props: dict[str, Any], new: Mapping[str, Any] | None) -> None:
-    """``SET x += new``: null values remove their key."""
+    """``SET x += new``: null values remove their key, lists are copied (tuples become lists)."""
     if not new:
         return
+    props.update(new)
     if SCALARS.issuperset(map(type, new.values())):  # the common case: nothing to remove or copy
-        props.update(new)
         return
-    for k, v in new.items():
+    for k in [k for k, v in new.items() if type(v) not in SCALARS]:
+        v = props[k]
         if v is None:
-            props.pop(k, None)
-        else:
-            props[k] = list(v) if isinstance(v, (list, tuple)) else v
+            del props[k]
+        elif isinstance(v, (list, tuple)):
+            props[k] = list(v)
 
 
 def put(props: dict[str, Any], key: str, v: Any) -> None:

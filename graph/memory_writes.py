@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .errors import GraphRefused
 from .memgraph import (
     FIELD_LINKS,
     LINEAGE,
@@ -78,9 +79,13 @@ class WriteSteps(MemoryGraph):
             d = datasets.get(row["datasetUrn"])
             if d is None:
                 continue
-            f, _ = self._merge("DatasetField", row["urn"])
-            self._set(f, row.get("props"))
             at = row.get("at")
+            f = self._field(row["urn"])
+            if f is None:  # a new field: created with its properties, and linked, at once
+                f = self._create("DatasetField", {"urn": row["urn"], "since": at, **(row.get("props") or {})})
+                self._link(d, "HasField", f, {"validFrom": at})
+                continue
+            self._set(f, row.get("props"))
             put(f.props, "since", f.props.get("since", at))
             for h in self._merge_edge(d, "HasField", f)[0]:
                 if h.props.get("validFrom") is None or lt(at, h.props["validFrom"]):
@@ -240,11 +245,14 @@ class WriteSteps(MemoryGraph):
             d, u = downs.get(row["down"]), ups.get(row["up"])
             if d is None or u is None:
                 continue
-            edges, created = self._merge_edge(d, "DataDerivedFrom", u, source=row.get("source"), fact=row.get("fact"))
+            source, fact = row.get("source"), row.get("fact")
+            edges = self._between(d, "DataDerivedFrom", u, source=source, fact=fact)
+            if not edges:  # created with its properties at once
+                if source is None or fact is None:
+                    raise GraphRefused("cannot MERGE a DataDerivedFrom edge with a null property")
+                self._link(d, "DataDerivedFrom", u, {"source": source, "fact": fact, "validFrom": row.get("validFrom"),
+                                                     "firstSeen": row.get("validFrom"), **(row.get("props") or {})})
             for e in edges:
-                if created:
-                    put(e.props, "validFrom", row.get("validFrom"))
-                    put(e.props, "firstSeen", row.get("validFrom"))
                 update(e.props, row.get("props"))
         return []
 

@@ -46,7 +46,8 @@ def check_values(changes: Sequence[Change]) -> None:
     (Types are the sources' to check: their models give strings where the graph stores strings.)"""
     for c in changes:
         texts, ints, floats = _values(c)
-        bad = _UNSTORABLE_CHARS.search("\x01".join(filter(None, texts)))
+        joined = "\x01".join(filter(None, texts))
+        bad = ("\x00" in joined or not joined.isascii()) and _UNSTORABLE_CHARS.search(joined)  # isascii: O(1)
         if bad:
             text = next(t for t in texts if t and _UNSTORABLE_CHARS.search(t))
             what = "a NUL character" if bad.group() == "\x00" else "a lone surrogate (not UTF-8)"

@@ -10,6 +10,7 @@ Names and field paths have ``,`` ``(`` ``)`` and ``␟`` percent-encoded, as Dat
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote
@@ -38,21 +39,28 @@ def decode(value: str) -> str:
     return out
 
 
+#: the characters that delimit a tuple id's parts
+_DELIMITERS = re.compile("[(),]")
+
+
 def _split_ids(urn: str, body: str) -> list[str]:
-    """Split ``a,(b,c),d`` on top-level commas."""
+    """Split ``a,(b,c),d`` on top-level commas (only the delimiters are visited: URNs are long)."""
+    if "(" not in body and ")" not in body:
+        return body.split(",")
     parts: list[str] = []
     depth = 0
     start = 0
-    for i, ch in enumerate(body):
+    for m in _DELIMITERS.finditer(body):
+        ch = m.group()
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
             if depth < 0:
                 raise UrnError(urn, "unbalanced parentheses")
-        elif ch == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
+        elif depth == 0:
+            parts.append(body[start:m.start()])
+            start = m.end()
     if depth:
         raise UrnError(urn, "unbalanced parentheses")
     parts.append(body[start:])
@@ -179,3 +187,22 @@ def make_field_urn(dataset_urn: str, field_path: str, *, form: str = "datasetFie
 def canonical_dataset_urn(urn: str) -> str:
     """``urn`` as :class:`DatasetUrn` prints it (raises :class:`UrnError` when it is not a dataset URN)."""
     return str(DatasetUrn.parse(urn))
+
+
+_FIELD_PREFIXES = ("urn:li:schemaField:(urn:li:dataset:(", "urn:li:datasetField:(urn:li:dataset:(")
+
+
+@lru_cache(maxsize=PARSED_CACHE_SIZE)
+def parse_field_ref(ref: str) -> tuple[str, str]:
+    """(canonical dataset URN, decoded field path) of a field URN (:class:`UrnError` if it is not one), as
+    :meth:`FieldUrn.parse` reads it; cached, with a fast path for the usual
+    ``urn:li:<datasetField|schemaField>:(urn:li:dataset:(...),<path>)`` shape."""
+    for prefix in _FIELD_PREFIXES:
+        if ref.startswith(prefix) and ref.endswith(")"):
+            start = len(prefix) - len("urn:li:dataset:(")
+            end = ref.find(")", len(prefix))  # dataset names have their parentheses percent-encoded
+            path = ref[end + 2:-1]
+            if end > 0 and ref[end + 1:end + 2] == "," and path and _RESERVED.isdisjoint(path):
+                return canonical_dataset_urn(ref[start:end + 1]), decode(path)
+    f = FieldUrn.parse(ref)
+    return str(f.dataset), f.field_path

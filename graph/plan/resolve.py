@@ -4,10 +4,10 @@ slash path) against a dataset's fields."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 
-from fieldgraph.normalizers import FieldPath, FieldPathError, FieldUrn, is_v2, v1_path
-from fieldgraph.normalizers.urns import canonical_dataset_urn, decode, make_field_urn
+from fieldgraph.normalizers import FieldPath, FieldPathError, is_v2, v1_path
+from fieldgraph.normalizers.urns import canonical_dataset_urn, make_field_urn
+from fieldgraph.normalizers.urns import parse_field_ref as parse_field_ref  # the planner's, re-exported
 
 from .state import FieldState
 
@@ -16,20 +16,6 @@ def dataset_of(ref: str) -> str:
     """The canonical dataset URN of a reference: a field URN's dataset, or a dataset URN."""
     return parse_field_ref(ref)[0] if ref.startswith(("urn:li:datasetField:", "urn:li:schemaField:")) \
         else canonical_dataset_urn(ref)
-
-
-@lru_cache(maxsize=1 << 16)
-def parse_field_ref(ref: str) -> tuple[str, str]:
-    """(canonical dataset URN, decoded field path) of a field URN; cached, with a fast path for the
-    usual ``urn:li:<datasetField|schemaField>:(urn:li:dataset:(...),<path>)`` shape."""
-    for prefix in ("urn:li:schemaField:(urn:li:dataset:(", "urn:li:datasetField:(urn:li:dataset:("):
-        if ref.startswith(prefix) and ref.endswith(")"):
-            start = len(prefix) - len("urn:li:dataset:(")
-            end = ref.find(")", len(prefix))  # dataset names have their parentheses percent-encoded
-            if end > 0 and ref[end + 1:end + 2] == ",":
-                return canonical_dataset_urn(ref[start:end + 1]), decode(ref[end + 2:-1])
-    f = FieldUrn.parse(ref)
-    return str(f.dataset), f.field_path
 
 
 def field_urn(dataset_urn: str, path: str) -> str:

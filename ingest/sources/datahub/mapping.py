@@ -22,7 +22,7 @@ from fieldgraph.changes import (
     operation_subtype,
 )
 from fieldgraph.errors import EventError, UrnError
-from fieldgraph.normalizers.urns import DatasetUrn, FieldUrn
+from fieldgraph.normalizers.urns import DatasetUrn, parse_field_ref
 
 from .models import (
     DATA_JOB_URN_PREFIX,
@@ -99,7 +99,7 @@ def data_job_change(job: str, aspect: DataJobInputOutput, ts: int, origin: str, 
     outputs = [canonical_dataset(u, f"{where}.outputDatasets[{i}]") for i, u in enumerate(aspect.outputDatasets)]
     outputs += (canonical_dataset(e.destinationUrn, f"{where}.outputDatasetEdges[{i}].destinationUrn")
                 for i, e in enumerate(aspect.outputDatasetEdges or []))
-    outputs += (str(_field_ref(ref, f"{where}.outputDatasetFields[{i}]").dataset)
+    outputs += (_field_dataset_at(ref, where, f".outputDatasetFields[{i}]")
                 for i, ref in enumerate(aspect.outputDatasetFields or []))
     outputs += _check_fine_grained(lineages, f"{where}.fineGrainedLineages")
     edges, dataset_edges, fields = _fine_grained_edges(lineages, program=job)
@@ -149,7 +149,7 @@ def _underived_queries(aspect: UpstreamLineage) -> tuple[tuple[str, tuple[str, .
 
 def _field_dataset(ref: str) -> str:
     try:
-        return str(FieldUrn.parse(ref).dataset)
+        return parse_field_ref(ref)[0]
     except UrnError:
         return ""
 
@@ -180,11 +180,13 @@ def _glossary_terms(aspect: SchemaMetadata) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _field_ref(ref: str, where: str) -> FieldUrn:
+def _field_dataset_at(ref: str, where: str, at: str) -> str:
+    """The dataset of field URN ``ref``, found at ``where`` + ``at`` (:class:`EventError` naming it if it is not
+    one; the place is spelled only then: there is one per field reference)."""
     try:
-        return FieldUrn.parse(ref)
+        return parse_field_ref(ref)[0]
     except UrnError as exc:
-        raise EventError(str(exc), where=where) from exc
+        raise EventError(str(exc), where=where + at) from exc
 
 
 def _check_fine_grained(lineages: list[FineGrainedLineage], where: str, dataset_urn: str | None = None) -> list[str]:
@@ -192,18 +194,17 @@ def _check_fine_grained(lineages: list[FineGrainedLineage], where: str, dataset_
     given (a dataset's aspect; a job's may write several); returns the downstream fields' datasets."""
     datasets: list[str] = []
     for i, fg in enumerate(lineages):
-        w = f"{where}[{i}]"
         for j, ref in enumerate(fg.downstreams):
-            ds = str(_field_ref(ref, f"{w}.downstreams[{j}]").dataset)
+            ds = _field_dataset_at(ref, where, f"[{i}].downstreams[{j}]")
             if dataset_urn is not None and ds != dataset_urn:
                 raise EventError(f"downstream field {ref!r} is not a field of the aspect's dataset {dataset_urn}",
-                                 where=f"{w}.downstreams[{j}]")
+                                 where=f"{where}[{i}].downstreams[{j}]")
             datasets.append(ds)
         for j, ref in enumerate(fg.upstreams):
             if fg.upstreamType == "DATASET":
-                canonical_dataset(ref, f"{w}.upstreams[{j}]")
+                canonical_dataset(ref, f"{where}[{i}].upstreams[{j}]")
             else:
-                _field_ref(ref, f"{w}.upstreams[{j}]")
+                _field_dataset_at(ref, where, f"[{i}].upstreams[{j}]")
     return datasets
 
 
@@ -214,9 +215,8 @@ def check_lineage_refs(dataset_urn: str, aspect: Aspect, where: str) -> None:
     elif isinstance(aspect, DatasetUpstreamLineage):
         for i, m in enumerate(aspect.fieldMappings):
             w = f"{where}.fieldMappings[{i}]"
-            f = _field_ref(m.destinationField, f"{w}.destinationField")
-            if str(f.dataset) != dataset_urn:
+            if _field_dataset_at(m.destinationField, w, ".destinationField") != dataset_urn:
                 raise EventError(f"destination field {m.destinationField!r} is not a field of the aspect's dataset "
                                  f"{dataset_urn}", where=f"{w}.destinationField")
             for j, ref in enumerate(m.sourceFields):
-                _field_ref(ref, f"{w}.sourceFields[{j}]")
+                _field_dataset_at(ref, w, f".sourceFields[{j}]")

@@ -163,11 +163,13 @@ class FineGrainedLineage(_Open):
     @model_validator(mode="before")
     @classmethod
     def _unwrap(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            data = {k: unwrap_union(v) for k, v in data.items()}
+        if isinstance(data, dict):  # rebuilt only where a union is encoded (plain JSON has none)
+            if any(isinstance(v, dict) for v in data.values()):
+                data = {k: unwrap_union(v) for k, v in data.items()}
             for k in ("upstreams", "downstreams"):
-                if isinstance(data.get(k), list):
-                    data[k] = [unwrap_union(x) for x in data[k]]
+                refs = data.get(k)
+                if isinstance(refs, list) and any(isinstance(x, dict) for x in refs):
+                    data = {**data, k: [unwrap_union(x) for x in refs]}
         return data
 
     @model_validator(mode="after")
