@@ -34,8 +34,9 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from fieldgraph.errors import BulkLoadError, GraphNotEmpty
 
@@ -208,14 +209,6 @@ def _cell(v: Any, delim: str) -> str:
     return _scalar(v)
 
 
-def _refused(v: Any, delim: str) -> bool:
-    try:
-        _cell(v, delim)
-    except _CellError:
-        return True
-    return False
-
-
 def delimiters_used(snapshot: Snapshot) -> set[str]:
     """Which of :data:`ARRAY_DELIMITERS` some list element of ``snapshot`` holds (the delimiter must not be one)."""
     used: set[str] = set()
@@ -281,30 +274,57 @@ def _numbering(snapshot: Snapshot, offset: int) -> dict[int, int]:
     return {n.id: i for i, n in enumerate(snapshot.nodes, start=offset)}
 
 
+#: rows written to an import file at a time (a file's text is built in pieces of this many rows)
+_ROWS_AT_ONCE = 1 << 16
+
+
 def _write_rows(path: Path, fixed: list[str], rows: Sequence[NodeRow] | Sequence[EdgeRow], where: str,
                 delim: str, number: Mapping[int, int]) -> bool:
-    """One import file (nodes of one label, or edges of one type); whether some value holds a line break."""
+    """One import file (nodes of one label, or edges of one type), written column by column; whether some value
+    holds a line break."""
     types = property_types((r.props for r in rows), where)
     keys = sorted(types)
     multiline = False
     with path.open("w", encoding="utf-8", newline="") as fh:
         fh.write(",".join(fixed + [f"{k}:{types[k]}" for k in keys]) + "\n")
-        for r in rows:
-            props = r.props
-            try:
-                head = ([str(number[r.id]), r.label] if isinstance(r, NodeRow)
-                        else [str(number[r.start]), str(number[r.end]), r.type])
-            except KeyError as exc:
-                raise BulkLoadError(f"a {where} edge refers to node {exc.args[0]}, not in its part") from exc
-            try:
-                line = ",".join(head + [_cell(props.get(k), delim) for k in keys])
-            except _CellError as exc:
-                key = next(k for k in keys if _refused(props.get(k), delim))
-                raise BulkLoadError(f"property {key!r} of {where}{exc}") from None
-            if "\n" in line or "\r" in line:
-                multiline = True
-            fh.write(line + "\n")
+        for at in range(0, len(rows), _ROWS_AT_ONCE):
+            piece = rows[at:at + _ROWS_AT_ONCE]
+            props = [r.props for r in piece]
+            columns = _heads(piece, number, where)
+            for k in keys:
+                cells = _cells(list(map(dict.get, props, repeat(k))), delim, f"property {k!r} of {where}")
+                text = "".join(cells)
+                multiline = multiline or "\n" in text or "\r" in text
+                columns.append(cells)
+            fh.write("\n".join(map(",".join, zip(*columns, strict=True))) + "\n")
     return multiline
+
+
+def _heads(rows: Sequence[NodeRow] | Sequence[EdgeRow], number: Mapping[int, int], where: str) -> list[list[str]]:
+    """The fixed columns of import rows: a node's id and label, an edge's start, end and type."""
+    try:
+        if rows and isinstance(rows[0], NodeRow):  # a file holds nodes or edges
+            nodes = cast(Sequence[NodeRow], rows)
+            return [[str(number[n.id]) for n in nodes], [n.label for n in nodes]]
+        edges = cast(Sequence[EdgeRow], rows)
+        return [[str(number[e.start]) for e in edges], [str(number[e.end]) for e in edges], [e.type for e in edges]]
+    except KeyError as exc:
+        raise BulkLoadError(f"a {where} edge refers to node {exc.args[0]}, not in its part") from exc
+
+
+def _cells(values: list[Any], delim: str, where: str) -> list[str]:
+    """One property's CSV fields (:func:`_cell`): strings quoted as they are, other values of one type each
+    written once."""
+    classes = set(map(type, values))
+    if classes == {str}:
+        return ['"' + v.replace('"', '""') + '"' for v in values]
+    try:
+        if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
+            written = {v: _cell(v, delim) for v in dict.fromkeys(values)}
+            return list(map(written.__getitem__, values))
+        return [_cell(v, delim) for v in values]
+    except _CellError as exc:
+        raise BulkLoadError(f"{where}{exc}") from None
 
 
 # --- Neo4j: running the importer ------------------------------------------------------------------------------
@@ -358,6 +378,8 @@ def check_empty(store: GraphStore) -> None:
 _NULL, _BOOL, _DOUBLE, _STRING, _LONG, _ARRAY = 0, 1, 2, 3, 4, 5
 #: bytes per GRAPH.BULK command (the loader's default is 64 MB; a redis argument may hold 512 MB)
 BULK_BYTES = 32 << 20
+#: the classes of the values a column packs once each
+_SCALARS = frozenset({type(None), bool, int, float, str})
 
 
 def _pack(v: Any, where: str) -> bytes:
@@ -399,15 +421,15 @@ def falkordb_bulk_commands(parts: Snapshot | Iterable[Snapshot], max_bytes: int 
     for snapshot in [parts] if isinstance(parts, Snapshot) else parts:
         labels = sorted(_grouped(snapshot.nodes, "label").items())
         types = sorted(_grouped(snapshot.edges, "type").items())
-        packer = _Packer({n.id: i for i, n in enumerate((n for _, nodes in labels for n in nodes), start=offset)})
+        # the snapshot's node ids -> the order FalkorDB creates the nodes in
+        number = {n.id: i for i, n in enumerate((n for _, nodes in labels for n in nodes), start=offset)}
         offset += len(snapshot.nodes)
         for edges, groups in ((False, labels), (True, types)):
             for name, rows in groups:
                 keys = sorted({k for r in rows for k in r.props})
                 head = _header(name, keys)
                 token, size = [head], len(head)
-                for r in rows:
-                    row = packer.row(r, name, keys)
+                for row in _packed_rows(rows, name, keys, number, edges):
                     token.append(row)
                     size += len(row)
                     batch.edges += edges
@@ -430,40 +452,31 @@ def _grouped(rows: Sequence[Any], attr: str) -> dict[str, list[Any]]:
     return out
 
 
-class _Packer:
-    """Rows in GRAPH.BULK's format, the values that repeat (all but lists and long strings) packed once."""
-
-    def __init__(self, number: dict[int, int]) -> None:
-        self.number = number  # the snapshot's node ids -> the order FalkorDB creates the nodes in
-        self.memo: dict[tuple[type, Any], bytes] = {}
-
-    def row(self, r: NodeRow | EdgeRow, name: str, keys: Sequence[str]) -> bytes:
-        props, memo = r.props, self.memo
-        packed: list[bytes] = []
-        row_values: list[Any] = [props.get(k) for k in keys]
+def _packed_rows(rows: Sequence[NodeRow] | Sequence[EdgeRow], name: str, keys: Sequence[str],
+                 number: Mapping[int, int], edges: bool) -> list[bytes]:
+    """The entities of one label (or type) in GRAPH.BULK's format, packed column by column: an edge's ``=QQ``
+    start and end, then each property's value (a missing one null)."""
+    props = [r.props for r in rows]
+    columns = [_packed_column(list(map(dict.get, props, repeat(k))), f"{name}.{k}") for k in keys]
+    if edges:
+        ends = struct.Struct("=QQ").pack
         try:
-            for v in row_values:  # inline: called per value
-                cls = v.__class__
-                if cls is str and len(v) > 40 and "\x00" not in v:  # a URN: packed as it is
-                    packed.append(b"\x03" + v.encode() + b"\x00")
-                elif cls is list or cls is str and len(v) > 40:
-                    packed.append(_pack(v, name))
-                else:
-                    p = memo.get((cls, v))
-                    if p is None:
-                        p = memo[(cls, v)] = _pack(v, name)
-                    packed.append(p)
-            values = b"".join(packed)
-        except BulkLoadError:
-            for k in keys:  # the same error, naming the property
-                _pack(props.get(k), f"{name}.{k}")
-            raise
-        if isinstance(r, NodeRow):
-            return values
-        try:
-            return struct.pack("=QQ", self.number[r.start], self.number[r.end]) + values
+            columns.insert(0, [ends(number[e.start], number[e.end]) for e in cast(Sequence[EdgeRow], rows)])
         except KeyError as exc:
             raise BulkLoadError(f"a {name} edge refers to node {exc.args[0]}, not in the snapshot") from exc
+    return list(map(b"".join, zip(*columns, strict=True))) if columns else [b""] * len(rows)
+
+
+def _packed_column(values: list[Any], where: str) -> list[bytes]:
+    """One property's values packed: strings as they are, other values of one type each packed once (``1`` and
+    ``True`` are equal: a column of several types packs each value apart)."""
+    classes = set(map(type, values))
+    if classes == {str} and "\x00" not in "".join(values):
+        return [b"\x03" + v.encode() + b"\x00" for v in values]
+    if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
+        packed = {v: _pack(v, where) for v in dict.fromkeys(values)}
+        return list(map(packed.__getitem__, values))
+    return [_pack(v, where) for v in values]
 
 
 @dataclass
