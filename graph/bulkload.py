@@ -34,7 +34,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -82,13 +82,13 @@ def value_type(v: Any, where: str, key: str) -> str:
     raise BulkLoadError(f"{where}.{key}: a {type(v).__name__} value cannot be bulk loaded")
 
 
-def property_types(rows: Iterable[Mapping[str, Any]], where: str) -> dict[str, str]:
+def property_types(rows: Iterable[dict[str, Any]], where: str) -> dict[str, str]:
     """The one type of each property key of ``rows`` (the props of one label's nodes or one type's edges);
     :class:`BulkLoadError` naming ``where`` and the key when a key has values of two types. Column by column: a
     column of one scalar type is typed by its value classes alone (and the range of its numbers)."""
     rows = list(rows)
-    keys = dict.fromkeys(k for props in rows for k in props)
-    return {k: _column_type([props[k] for props in rows if k in props], where, k) for k in keys}
+    keys = dict.fromkeys(chain.from_iterable(rows))
+    return {k: _column_type([v for v in map(dict.get, rows, repeat(k)) if v is not None], where, k) for k in keys}
 
 
 def _column_type(values: list[Any], where: str, key: str) -> str:
@@ -211,14 +211,9 @@ def _cell(v: Any, delim: str) -> str:
 
 def delimiters_used(snapshot: Snapshot) -> set[str]:
     """Which of :data:`ARRAY_DELIMITERS` some list element of ``snapshot`` holds (the delimiter must not be one)."""
-    used: set[str] = set()
-    for row in _all_rows(snapshot):
-        for v in row.props.values():
-            if isinstance(v, list):
-                for x in v:
-                    if isinstance(x, str):
-                        used.update(c for c in ARRAY_DELIMITERS if c in x)
-    return used
+    values = chain.from_iterable(row.props.values() for row in _all_rows(snapshot))
+    text = "".join(x for v in values if v.__class__ is list for x in v if isinstance(x, str))
+    return {c for c in ARRAY_DELIMITERS if c in text}
 
 
 def array_delimiter(used: set[str]) -> str:
@@ -426,7 +421,7 @@ def falkordb_bulk_commands(parts: Snapshot | Iterable[Snapshot], max_bytes: int 
         offset += len(snapshot.nodes)
         for edges, groups in ((False, labels), (True, types)):
             for name, rows in groups:
-                keys = sorted({k for r in rows for k in r.props})
+                keys = sorted(set(chain.from_iterable(r.props for r in rows)))
                 head = _header(name, keys)
                 token, size = [head], len(head)
                 for row in _packed_rows(rows, name, keys, number, edges):
@@ -461,7 +456,9 @@ def _packed_rows(rows: Sequence[NodeRow] | Sequence[EdgeRow], name: str, keys: S
     if edges:
         ends = struct.Struct("=QQ").pack
         try:
-            columns.insert(0, [ends(number[e.start], number[e.end]) for e in cast(Sequence[EdgeRow], rows)])
+            edge_rows = cast(Sequence[EdgeRow], rows)
+            columns.insert(0, list(map(ends, map(number.__getitem__, [e.start for e in edge_rows]),
+                                       map(number.__getitem__, [e.end for e in edge_rows]))))
         except KeyError as exc:
             raise BulkLoadError(f"a {name} edge refers to node {exc.args[0]}, not in the snapshot") from exc
     return list(map(b"".join, zip(*columns, strict=True))) if columns else [b""] * len(rows)
@@ -472,7 +469,7 @@ def _packed_column(values: list[Any], where: str) -> list[bytes]:
     ``True`` are equal: a column of several types packs each value apart)."""
     classes = set(map(type, values))
     if classes == {str} and "\x00" not in "".join(values):
-        return [b"\x03" + v.encode() + b"\x00" for v in values]
+        return list(map(b"\x03%b\x00".__mod__, map(str.encode, values)))  # C all the way
     if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
         packed = {v: _pack(v, where) for v in dict.fromkeys(values)}
         return list(map(packed.__getitem__, values))
