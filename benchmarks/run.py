@@ -66,6 +66,8 @@ BENCHMARKS = [
           graph=True),
     Bench("bulk_load", "--sizes 100k,1M", "--sizes 10k --streaming-at 10k", graph=True),
     Bench("initial_load", "--sizes 100k,1M", "--sizes 10k", graph=True, neo4j="--sizes 100k"),
+    # where the initial load's CPU goes before the importer: decode, plan, snapshot, pack (cProfile, per stage)
+    Bench("profile_load", "--fields 1M --cprofile", "--fields 10k"),
     Bench("reopen", "--fields 100000,300000,1000000", "--fields 20000"),
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),
