@@ -158,7 +158,6 @@ def by_path(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: nulls_last(r["fieldPath"]))
 
 
-
 def key_of(label: str, props: Mapping[str, Any]) -> Any:
     """The key a node of ``label`` is found by (None: a keyless node, or one without its key)."""
     if label == "JobRun":
@@ -202,15 +201,15 @@ class MemoryGraph:
             self._keys[label][key] = n
         return n
 
-    def _merge(self, label: str, key: Any) -> tuple[Node, bool]:
-        """``MERGE (n:Label {key})``: the node, and whether it was created."""
+    def _merge(self, label: str, key: Any, on_create: Mapping[str, Any] | None = None) -> tuple[Node, bool]:
+        """``MERGE (n:Label {key}) ON CREATE SET n += on_create``: the node, and whether it was created."""
         n = self._node(label, key)
         if n is not None:
             return n, False
         if key is None:
             raise GraphRefused(f"cannot MERGE a {label} node with a null key")
         props = {"job": key[0], "run": key[1]} if label == "JobRun" else {KEYED[label]: key}
-        return self._create(label, props), True
+        return self._create(label, {**props, **on_create} if on_create else props), True
 
     def _delete(self, n: Node) -> None:
         """``DETACH DELETE n``."""
@@ -244,14 +243,16 @@ class MemoryGraph:
             return edges
         return [e for e in edges if all(eq(e.props.get(k), v) for k, v in match.items())]
 
-    def _merge_edge(self, a: Node, type: str, b: Node, **match: Any) -> tuple[list[Edge], bool]:
-        """``MERGE (a)-[e:TYPE {match}]->(b)``: the edges matched (or the one created), and whether created."""
+    def _merge_edge(self, a: Node, type: str, b: Node, on_create: Mapping[str, Any] | None = None,
+                    **match: Any) -> tuple[list[Edge], bool]:
+        """``MERGE (a)-[e:TYPE {match}]->(b) ON CREATE SET e += on_create``: the edges matched (or the one
+        created), and whether created."""
         found = self._between(a, type, b, **match)
         if found:
             return found, False
         if any(v is None for v in match.values()):
             raise GraphRefused(f"cannot MERGE a {type} edge with a null property")
-        return [self._link(a, type, b, match)], True
+        return [self._link(a, type, b, {**match, **on_create} if on_create else match)], True
 
     def _fields_of(self, urn: Any) -> list[Node]:
         """``(:Dataset {urn})-[:HasField]->(f:DatasetField)``."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import GraphRefused
 from .memgraph import (
     FIELD_LINKS,
     LINEAGE,
@@ -80,9 +79,8 @@ class WriteSteps(MemoryGraph):
             if d is None:
                 continue
             at = row.get("at")
-            f = self._field(row["urn"])
-            if f is None:  # a new field: created with its properties, and linked, at once
-                f = self._create("DatasetField", {"urn": row["urn"], "since": at, **(row.get("props") or {})})
+            f, created = self._merge("DatasetField", row["urn"], {"since": at, **(row.get("props") or {})})
+            if created:  # with its properties at once, and linked
                 self._link(d, "HasField", f, {"validFrom": at})
                 continue
             self._set(f, row.get("props"))
@@ -245,15 +243,13 @@ class WriteSteps(MemoryGraph):
             d, u = downs.get(row["down"]), ups.get(row["up"])
             if d is None or u is None:
                 continue
-            source, fact = row.get("source"), row.get("fact")
-            edges = self._between(d, "DataDerivedFrom", u, source=source, fact=fact)
-            if not edges:  # created with its properties at once
-                if source is None or fact is None:
-                    raise GraphRefused("cannot MERGE a DataDerivedFrom edge with a null property")
-                self._link(d, "DataDerivedFrom", u, {"source": source, "fact": fact, "validFrom": row.get("validFrom"),
-                                                     "firstSeen": row.get("validFrom"), **(row.get("props") or {})})
-            for e in edges:
-                update(e.props, row.get("props"))
+            since = row.get("validFrom")
+            edges, created = self._merge_edge(d, "DataDerivedFrom", u, {"validFrom": since, "firstSeen": since,
+                                                                       **(row.get("props") or {})},
+                                              source=row.get("source"), fact=row.get("fact"))
+            if not created:
+                for e in edges:
+                    update(e.props, row.get("props"))
         return []
 
     def _clear_schema_renames(self, p: Mapping[str, Any]) -> list[Row]:
