@@ -62,7 +62,15 @@ from fieldgraph.sqllineage import (
     parse_statements,
 )
 
-from .plan import DatasetQueries, DatasetState, StoredQuery, newest_queries, parse_field_ref, simple_ref
+from .plan import (
+    DatasetQueries,
+    DatasetState,
+    StoredQuery,
+    newest_queries,
+    parse_field_ref,
+    schema_columns,
+    simple_ref,
+)
 from .steps import QueryEndRow
 
 log = logging.getLogger("fieldgraph.graph")
@@ -249,10 +257,8 @@ def columns_of(st: DatasetState | None) -> Columns:
     """A stored dataset's current columns, in schema order (unordered if a field has no position)."""
     if st is None:
         return Columns([])
-    live = [f for f in st.fields.values() if not f.placeholder and not f.removed]
-    live.sort(key=lambda f: (f.position is None, f.position or 0, f.fieldPath))
-    return Columns(list(dict.fromkeys(v1_path(f.fieldPath) for f in live)),
-                   ordered=all(f.position is not None for f in live), stamp=(st.schemaVersion, st.schemaTs))
+    paths, ordered = schema_columns(st.fields.values())
+    return Columns(paths, ordered=ordered, stamp=(st.schemaVersion, st.schemaTs))
 
 
 def queries_named(changes: Sequence[Change]) -> list[str]:

@@ -71,6 +71,7 @@ from .state import (
     StoredJob,
     StoredQuery,
     columns_named,
+    schema_columns,
 )
 
 
@@ -131,5 +132,6 @@ __all__ = [
     "LINEAGE_TS_PROP", "QUERY_URN_PREFIX", "TIMES_PROP", "DatasetQueries", "DatasetState", "FieldState", "History",
     "HistoryRequest", "LinkedQuery", "Resolver", "StoredJob", "StoredQuery", "columns_named", "datasets_to_read",
     "field_props", "field_urn", "history_needed", "in_arrival_order", "newest_queries", "parse_field_ref",
-    "plan_changes", "plan_placeholder_resolution", "plan_query_ends", "resolve_reference", "simple_ref",
+    "plan_changes", "plan_placeholder_resolution", "plan_query_ends", "resolve_reference", "schema_columns",
+    "simple_ref",
 ]

@@ -178,8 +178,16 @@ class HistoryRequest:
         return bool(self.schemas or self.lineage or self.jobs)
 
 
+def schema_columns(fields: Iterable[FieldState]) -> tuple[list[str], bool]:
+    """A dataset's current columns (dotted paths, nested ones too) in its schema's order, and whether that order is
+    known (every field has its place: fields written before positions were kept have none, and go last)."""
+    live = sorted((f for f in fields if not f.placeholder and not f.removed),
+                  key=lambda f: (f.position is None, f.position or 0, f.fieldPath))
+    return list(dict.fromkeys(v1_path(f.fieldPath) for f in live)), all(f.position is not None for f in live)
+
+
 def columns_named(fields: Iterable[FieldState]) -> list[str]:
-    """A dataset's columns as its schema orders them: its listed top-level fields, dotted (SQL's column numbers)."""
-    live = sorted((f for f in fields if not f.placeholder and not f.removed and f.position is not None),
-                  key=lambda f: f.position or 0)
-    return [c for c in (v1_path(f.fieldPath) for f in live) if "." not in c]
+    """A dataset's columns as SQL numbers them: its top-level fields in its schema's order (none when the order is
+    not known)."""
+    paths, ordered = schema_columns(fields)
+    return [p for p in paths if "." not in p] if ordered else []
