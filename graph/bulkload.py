@@ -308,18 +308,27 @@ def _heads(rows: Sequence[NodeRow] | Sequence[EdgeRow], number: Mapping[int, int
 
 
 def _cells(values: list[Any], delim: str, where: str) -> list[str]:
-    """One property's CSV fields (:func:`_cell`): strings quoted as they are, other values of one type each
-    written once."""
-    classes = set(map(type, values))
-    if classes == {str}:
-        return ['"' + v.replace('"', '""') + '"' for v in values]
+    """One property's CSV fields (:func:`_cell`), strings quoted as they are (:func:`_encoded`)."""
+    def strings(texts: list[str]) -> list[str]:
+        return ['"' + t.replace('"', '""') + '"' for t in texts]
+
     try:
-        if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
-            written = {v: _cell(v, delim) for v in dict.fromkeys(values)}
-            return list(map(written.__getitem__, values))
-        return [_cell(v, delim) for v in values]
+        return _encoded(values, lambda v: _cell(v, delim), strings)
     except _CellError as exc:
         raise BulkLoadError(f"{where}{exc}") from None
+
+
+def _encoded(values: list[Any], one: Callable[[Any], T], strings: Callable[[list[str]], list[T]]) -> list[T]:
+    """One property's values encoded for an importer, column-wise: a column of strings by ``strings``, other values
+    of one type each by ``one`` once (``1``, ``1.0`` and ``True`` are equal: a column of several types is encoded
+    value by value)."""
+    classes = set(map(type, values))
+    if classes == {str}:
+        return strings(values)
+    if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
+        done = {v: one(v) for v in dict.fromkeys(values)}
+        return list(map(done.__getitem__, values))
+    return [one(v) for v in values]
 
 
 # --- Neo4j: running the importer ------------------------------------------------------------------------------
@@ -465,15 +474,13 @@ def _packed_rows(rows: Sequence[NodeRow] | Sequence[EdgeRow], name: str, keys: S
 
 
 def _packed_column(values: list[Any], where: str) -> list[bytes]:
-    """One property's values packed: strings as they are, other values of one type each packed once (``1`` and
-    ``True`` are equal: a column of several types packs each value apart)."""
-    classes = set(map(type, values))
-    if classes == {str} and "\x00" not in "".join(values):
-        return list(map(b"\x03%b\x00".__mod__, map(str.encode, values)))  # C all the way
-    if len(classes - {type(None)}) == 1 and classes <= _SCALARS:
-        packed = {v: _pack(v, where) for v in dict.fromkeys(values)}
-        return list(map(packed.__getitem__, values))
-    return [_pack(v, where) for v in values]
+    """One property's values packed (:func:`_encoded`): strings without NUL in C all the way."""
+    def strings(texts: list[str]) -> list[bytes]:
+        if "\x00" in "".join(texts):
+            return [_pack(t, where) for t in texts]  # refused, naming the property
+        return list(map(b"\x03%b\x00".__mod__, map(str.encode, texts)))
+
+    return _encoded(values, lambda v: _pack(v, where), strings)
 
 
 @dataclass
