@@ -33,11 +33,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shlex
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +58,21 @@ from tests.conftest import lineage_event, schema_event, sf  # noqa: E402
 
 
 def chain_events(n_fields: int, width: int, chain: int) -> list[dict[str, Any]]:
-    """A schema event per dataset, then a lineage event per dataset that has one before it in its chain."""
+    return list(iter_chain_events(n_fields, width, chain))
+
+
+def iter_chain_events(n_fields: int, width: int, chain: int) -> Iterator[dict[str, Any]]:
+    """A schema event per dataset, then a lineage event per dataset that has one before it in its chain (made
+    one at a time: at 10M fields the list would not fit beside the backfill)."""
     n_ds = n_fields // width
     paths = [f"c{j}" for j in range(width)]
-    out = [schema_event(ds(i), paths, 1) for i in range(n_ds)]
+    for i in range(n_ds):
+        yield schema_event(ds(i), paths, 1)
     for i in range(n_ds):
         if i % chain:
-            out.append(lineage_event(ds(i), [(sf(ds(i), f"c{j}"), [sf(ds(i - 1), f"c{k}") for k in
-                                                                      sorted({j, min(j + 1, width - 1)})])
-                                             for j in range(width)], 2))
-    return out
+            yield lineage_event(ds(i), [(sf(ds(i), f"c{j}"), [sf(ds(i - 1), f"c{k}") for k in
+                                                                 sorted({j, min(j + 1, width - 1)})])
+                                        for j in range(width)], 2)
 
 
 def decode(events: list[dict[str, Any]]) -> list[Change]:
@@ -104,18 +112,15 @@ def bulk_path(args: argparse.Namespace, b: Any, changes: list[Change], n: int) -
             "totalS": round(plan_s + snapshot_s + load_s, 2), "nodes": len(snap.nodes), "edges": len(snap.edges)}
 
 
-def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dict[str, Any]], n: int
+def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: Iterable[dict[str, Any]], n: int
                   ) -> dict[str, Any]:
-    """``fieldgraph backfill --bulk`` of ``events`` (from JSON Lines files) into an empty graph of ``b``'s kind."""
+    """``fieldgraph backfill --bulk`` of ``events`` (from JSON Lines files) into an empty graph of ``b``'s kind,
+    with the peak memory of the processes it ran in (:class:`Peaks`)."""
     from fieldgraph.graph import open_store
     from fieldgraph.ingest.backfill import BackfillOptions, run_backfill
 
     with tempfile.TemporaryDirectory(prefix="fgbench-backfill-") as tmp:
-        files = []
-        for k in range(4):  # Kafka sinks roll files: a few, read in parallel
-            path = Path(tmp) / f"events-{k}.jsonl"
-            path.write_text("".join(json.dumps(e) + "\n" for e in events[k::4]))
-            files.append(str(path))
+        files = write_files(Path(tmp), events, 4)
         opts: dict[str, Any] = {"rejects": f"{tmp}/rejects", "bulk": True, "bulk_dir": f"{tmp}/bulk"}
         server = None
         if b.kind == "falkordb":
@@ -129,9 +134,10 @@ def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dic
             opts.update(graph=server.uri, neo4j_home=str(server.home), neo4j_admin=shlex.join(neo4j_admin(args)))
         phases: list[tuple[str, float]] = []
         t = time.perf_counter()
-        report = run_backfill(BackfillOptions(files, **opts), spark=spark,
-                              progress=lambda phase, *_: phases.append((phase, time.perf_counter()))
-                              if not phases or phases[-1][0] != phase else None)
+        with Peaks(b.pid) as peaks:
+            report = run_backfill(BackfillOptions(files, **opts), spark=spark,
+                                  progress=lambda phase, *_: phases.append((phase, time.perf_counter()))
+                                  if not phases or phases[-1][0] != phase else None)
         seconds = time.perf_counter() - t
         planned = next((at for phase, at in phases if phase.startswith("3/3")), t + seconds) - t
         schema_s = 0.0
@@ -151,7 +157,79 @@ def bulk_backfill(args: argparse.Namespace, b: Any, spark: Any, events: list[dic
         return {"planS": round(planned, 2), "importS": round(seconds - planned, 2), "ensureSchemaS": round(schema_s, 2),
                 "totalS": round(total, 2), "parts": len(report.bulk["partNodes"]) if report.bulk else None,
                 "largestPartNodes": max(report.bulk["partNodes"]) if report.bulk else None,
-                "fieldsPerS": rate(n, total)}
+                "fieldsPerS": rate(n, total), "peakRssMb": peaks.mb()}
+
+
+def write_files(folder: Path, events: Iterable[dict[str, Any]], k: int) -> list[str]:
+    """``events`` as JSON Lines, dealt round-robin into ``k`` files (Kafka sinks roll files: a few, read in
+    parallel)."""
+    paths = [folder / f"events-{i}.jsonl" for i in range(k)]
+    outs = [p.open("w") for p in paths]
+    try:
+        for i, e in enumerate(events):
+            outs[i % k].write(json.dumps(e) + "\n")
+    finally:
+        for f in outs:
+            f.close()
+    return [str(p) for p in paths]
+
+
+class Peaks:
+    """The peak resident memory (``VmHWM``) of this process (the driver), of its descendants (Spark's JVM, the
+    Python workers that run its tasks: each worker runs one task at a time) and of the graph server ``pid``,
+    sampled twice a second while the block runs (a worker's peak is read before it exits)."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.server_pid = server_pid
+        self.peak: dict[str, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def __enter__(self) -> Peaks:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+    def mb(self) -> dict[str, int]:
+        return {k: round(v / 1024) for k, v in sorted(self.peak.items())}
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.5):
+            self._sample()
+
+    def _sample(self) -> None:
+        kinds = {"driver": [str(os.getpid())], "server": [str(self.server_pid)] if self.server_pid else []}
+        for pid in descendants(os.getpid()):
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes() if Path(f"/proc/{pid}/cmdline").exists() else b""
+            kind = "sparkJvm" if b"java" in cmd.split(b"\0")[0] else "task" if b"pyspark" in cmd else None
+            if kind:
+                kinds.setdefault(kind, []).append(pid)
+        for kind, pids in kinds.items():
+            for pid in pids:
+                kb = status_kb(pid, "VmHWM")
+                if kb:
+                    self.peak[kind] = max(self.peak.get(kind, 0), kb)
+
+
+def descendants(pid: int) -> list[str]:
+    """The processes below ``pid`` (from the ``/proc`` children lists of each process's threads: a child is
+    listed under the thread that started it)."""
+    out: list[str] = []
+    todo = [str(pid)]
+    while todo:
+        kids = []
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            try:
+                kids += (task / "children").read_text().split()
+            except OSError:
+                continue
+        out += kids
+        todo += kids
+    return out
 
 
 def same_graph(b: Any, changes: list[Change], batch_events: int) -> bool:
@@ -190,11 +268,12 @@ def main() -> int:
                 res["sameGraph"] = same_graph(b, check, args.batch_events)
             for n in sizes:
                 print(f"{b.label}: {n} fields ...", file=sys.stderr, flush=True)
-                events = chain_events(n, args.width, args.chain)
                 if args.backfill_only:
+                    events = iter_chain_events(n, args.width, args.chain)
                     res["sizes"].append({"fields": n, "bulkBackfill": bulk_backfill(args, b, spark, events, n)})
                     print(json.dumps(res["sizes"][-1]), file=sys.stderr, flush=True)
                     continue
+                events = chain_events(n, args.width, args.chain)
                 t = time.perf_counter()
                 with gc_paused():
                     changes = decode(events)

@@ -29,7 +29,6 @@ cannot reproduce what streaming does (arrival-order effects of streaming itself)
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
@@ -58,7 +57,7 @@ from fieldgraph.changes import (
     DatasetDelete,
     subject,
 )
-from fieldgraph.errors import FieldgraphError, GraphNotEmpty, InputError, TransientError
+from fieldgraph.errors import FieldgraphError, GraphNotEmpty, TransientError
 from fieldgraph.graph import FalkorStore, GraphStore, LineageGraph, WriteMode, Writer
 from fieldgraph.graph.bulkload import (
     ADVICE,
@@ -76,13 +75,11 @@ from fieldgraph.graph.partition import assign_parts, part_keys
 from fieldgraph.graph.snapshot import EdgeRow, NodeRow, Snapshot
 from fieldgraph.graph.write import chunks, one_version_each
 from fieldgraph.ingest.config import GraphConfig, platforms_from_env
-from fieldgraph.ingest.decode import READ_NAMED, avro_to_json
+from fieldgraph.ingest.inputs import Split, is_uri, list_inputs, local_name, raw_events, read_inputs
 from fieldgraph.ingest.platforms import DEFAULT_MAPPING, PlatformMapping
-from fieldgraph.ingest.replay import RawEvent, Reject, decode, place, read_events
+from fieldgraph.ingest.replay import Reject, decode, place
 
 log = logging.getLogger("fieldgraph.backfill")
-FORMATS = ("json", "jsonl", "avro", "parquet")
-SUFFIX_FORMATS = {".json": "json", ".jsonl": "json", ".ndjson": "json", ".avro": "avro", ".parquet": "parquet"}
 DEFAULT_REJECTS = ".fieldgraph/backfill-rejects"
 #: the aspects written before any lineage (what lineage resolves against: schemas, the statements of queries)
 FIRST_STAGE = (SCHEMA_METADATA, QUERY_PROPERTIES)
@@ -91,128 +88,6 @@ DATASETS_PER_CHUNK = 500
 DEFAULT_BULK_DIR = ".fieldgraph/bulk-import"
 NEO4J_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
-
-class BackfillError(InputError):
-    """The backfill cannot start: a bad option or input path."""
-
-
-# --- options and inputs ---------------------------------------------------------------------------
-
-
-def _is_uri(p: str) -> bool:
-    return "://" in p and not p.startswith("file://")
-
-
-def list_inputs(paths: Sequence[str], fmt: str | None = None) -> list[str]:
-    """The input files, in replay order (``fieldgraph ingest``'s: arguments in order, folders sorted).
-
-    Local folders are searched recursively for files with a known suffix (any file when ``fmt`` is
-    given); URIs (``hdfs://``, ``s3a://`` ...) are passed to Spark as they are.
-    """
-    if fmt is not None and fmt not in FORMATS:
-        raise BackfillError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    out: list[str] = []
-    for p in paths:
-        if _is_uri(p):
-            out.append(p)
-            continue
-        path = Path(p[len("file://"):] if p.startswith("file://") else p)
-        if path.is_dir():
-            found = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
-                           and (fmt is not None or f.suffix.lower() in SUFFIX_FORMATS))
-            out.extend(str(f.absolute()) for f in found)
-        elif path.exists():
-            if fmt is None and path.suffix.lower() not in SUFFIX_FORMATS:
-                raise BackfillError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                                    f"pass --format ({'|'.join(FORMATS)})")
-            out.append(str(path.absolute()))
-        else:
-            raise BackfillError(f"{path}: no such file or folder")
-    if not out:
-        raise BackfillError(f"no event files in {', '.join(paths)} (looked for {', '.join(SUFFIX_FORMATS)})")
-    return out
-
-
-def _local_name(name: str) -> str:
-    """A Spark file name (``file:/a/b``) as the plain path :func:`list_inputs` gives."""
-    if name.startswith("file://"):
-        return name[len("file://"):]
-    if name.startswith("file:"):
-        return name[len("file:"):]
-    return name
-
-
-# --- reading records (executors) ----------------------------------------------------------------------
-
-
-class _Blob:
-    """A file's bytes where :func:`fieldgraph.ingest.replay.read_events` expects a ``Path``."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self.data = name, data
-
-    def __str__(self) -> str:
-        return self.name
-
-    def read_text(self, encoding: str = "utf-8") -> str:
-        return self.data.decode(encoding)
-
-
-def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
-    """A record of an Avro or Parquet file: the event itself (as DataHub's JSON has it), or its JSON text in
-    ``value_column``."""
-    wrapped = isinstance(rec, dict) and value_column in rec and not (
-        {"entityType", "proposedSnapshot", "newSnapshot"} & set(rec))
-    if wrapped and rec[value_column] is None:
-        return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
-    try:
-        rec = avro_to_json(rec)
-    except UnicodeDecodeError as exc:
-        return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
-    if wrapped:
-        value = rec[value_column]
-        if isinstance(value, str):
-            try:
-                return RawEvent(name, n, json.loads(value))
-            except ValueError as exc:
-                return RawEvent(name, n, error=f"column {value_column!r} is not JSON: {exc}", text=value[:2000])
-        return RawEvent(name, n, value)
-    return RawEvent(name, n, rec)
-
-
-def raw_events(name: str, data: bytes, fmt: str | None = None, value_column: str = "value") -> Iterator[RawEvent]:
-    """The events of one file's bytes, each with its place (``file:line``, or ``file:record`` for Avro/Parquet)."""
-    fmt = fmt or SUFFIX_FORMATS.get(os.path.splitext(name)[1].lower(), "json")
-    if fmt in ("json", "jsonl"):
-        yield from read_events(_Blob(name, data))  # type: ignore[arg-type]  # the same reader as `fieldgraph ingest`
-        return
-    if fmt == "avro":
-        import fastavro
-
-        n = 0
-        try:
-            for n, rec in enumerate(fastavro.reader(io.BytesIO(data), **READ_NAMED), start=1):
-                yield _record_event(name, n, rec, value_column)
-        except Exception as exc:  # a truncated or corrupt container: keep what was read, reject the rest
-            yield RawEvent(name, n + 1, error=f"not a readable Avro container file (from record {n + 1} on): "
-                                               f"{type(exc).__name__}: {exc}")
-        return
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(io.BytesIO(data))
-        except Exception as exc:
-            yield RawEvent(name, 0, error=f"not a readable Parquet file: {type(exc).__name__}: {exc}")
-            return
-        if value_column not in table.column_names:
-            yield RawEvent(name, 0, error=f"Parquet file has no column {value_column!r} (columns: "
-                                          f"{', '.join(table.column_names)}); pass --value-column")
-            return
-        for n, value in enumerate(table.column(value_column).to_pylist(), start=1):
-            yield _record_event(name, n, {value_column: value}, value_column)
-        return
-    raise BackfillError(f"unknown format {fmt!r}")
 
 
 # --- stage 1: decode and reduce to what can still matter (pure; executors) --------------------------------
@@ -240,7 +115,7 @@ def _expand(c: Change) -> Sequence[AspectChange]:
     return c.aspects() if isinstance(c, DatasetDelete) else (c,)
 
 
-def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], fmt: str | None,
+def decode_records(records: Iterable[tuple[str, bytes | Split]], ranks: dict[str, int], fmt: str | None,
                    since: int | None, until: int | None, value_column: str = "value",
                    platforms: PlatformMapping = DEFAULT_MAPPING,
                    ) -> Iterator[tuple[Any, tuple[str, Any]]]:
@@ -251,9 +126,9 @@ def decode_records(records: Iterable[tuple[str, bytes]], ranks: dict[str, int], 
     """
     counts: Counter[str] = Counter()
     for name, data in records:
-        local = _local_name(name)
+        local = local_name(name)
         rank = ranks.get(local, ranks.get(name, len(ranks)))
-        counts["files"] += 1
+        counts["files"] += not isinstance(data, Split) or data.first
         for raw in raw_events(local, data, fmt, value_column):
             counts["events"] += 1
             changes, rej = decode(raw, platforms)
@@ -531,7 +406,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
     files = list_inputs(opts.paths, opts.format)
     ranks = {f: i for i, f in enumerate(files)}
     report = BackfillReport(files=len(files))
-    if not _is_uri(opts.rejects):  # rejected events may hold what should not be shared: a private folder
+    if not is_uri(opts.rejects):  # rejected events may hold what should not be shared: a private folder
         Path(opts.rejects).parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = opts.graph_config or GraphConfig.from_env(uri=opts.graph, name=opts.graph_name)
     bulk = BulkTarget.open(config, opts) if opts.bulk else None  # refuses a graph that is not empty, before any work
@@ -549,8 +424,7 @@ def run_backfill(opts: BackfillOptions, *, spark: Any = None,
         platforms = opts.platforms or platforms_from_env()
         with SparkProgress(sc, progress or (lambda *a: None)) as prog:
             prog.set_phase("1/3 reading, decoding and reducing events")
-            sc._jsc.hadoopConfiguration().set("mapreduce.input.fileinputformat.input.dir.recursive", "true")
-            raw = sc.binaryFiles(",".join(files), minPartitions=max(parts, min(len(files), 4 * parts)))
+            raw = read_inputs(sc, files, fmt, parts)
             reduced = raw.mapPartitions(lambda recs: decode_records(recs, ranks, fmt, since, until, vcol, platforms)) \
                 .combineByKey(_combine, _add, lambda a, b: _add(a, (b[0], b[1])), numPartitions=parts) \
                 .mapValues(_finish).persist(StorageLevel.MEMORY_AND_DISK)  # recomputed it would be decoded again

@@ -113,11 +113,14 @@ def event_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def read_events(path: Path, *, max_event_bytes: int = MAX_EVENT_BYTES, chunk_bytes: int = CHUNK_BYTES,
-                on_read: Callable[[int], None] | None = None) -> Iterator[RawEvent]:
+                on_read: Callable[[int], None] | None = None, first_line: int = 0, first_byte: int = 0
+                ) -> Iterator[RawEvent]:
     """The events in one file, each with its line number, read as a stream (see the module's doc).
 
     ``path`` is a path, a binary file object, or an object with the file's bytes as ``data`` (the Spark
-    backfill's). ``on_read`` is told the number of bytes of each read of the file (progress)."""
+    backfill's). ``on_read`` is told the number of bytes of each read of the file (progress). ``first_line``:
+    ``path`` is a part of a JSON Lines file (:func:`json_lines`) that starts at this line and at byte
+    ``first_byte`` of the file, read as lines."""
     name = str(getattr(path, "name", path)) if hasattr(path, "read") else str(path)
     try:
         fh = _open(path)
@@ -125,9 +128,12 @@ def read_events(path: Path, *, max_event_bytes: int = MAX_EVENT_BYTES, chunk_byt
         yield RawEvent(name, 0, error=f"cannot read: {getattr(exc, 'strerror', None) or exc}")
         return
     owned = not hasattr(path, "read")
-    reader = _Reader(name, _Source(fh, on_read), max_event_bytes, chunk_bytes)
+    src = _Source(fh, on_read)
+    src.offset = src.seen = first_byte
+    reader = _Reader(name, src, max_event_bytes, chunk_bytes)
+    reader.line = first_line or 1
     try:
-        yield from reader.events()
+        yield from reader.lines() if first_line else reader.events()
     except OSError as exc:
         yield RawEvent(name, reader.line, error=f"cannot read (from here on): {exc.strerror or exc}")
     finally:
@@ -229,9 +235,8 @@ class _Reader:
                 break
             self.line += 1
         self.src.unread(first)
-        start = first.lstrip()[:1]
-        if start == b"[" or (start == b"{" and _pretty(first, self.max)):
-            doc = _Document(self, may_be_lines=start == b"{")
+        if _document(first, self.max):
+            doc = _Document(self, may_be_lines=first.lstrip()[:1] == b"{")
             yield from doc.events()
             if not doc.not_json:
                 return
@@ -272,6 +277,22 @@ class _Reader:
         if _might_nest(text) and too_deep(obj):
             return RawEvent(self.name, n, error=DEEP, text=text[:TEXT_KEPT])
         return RawEvent(self.name, n, obj)
+
+
+def json_lines(path: str | Path, max_event_bytes: int = MAX_EVENT_BYTES) -> bool:
+    """Whether the file is read as JSON Lines (its first line that is not blank is not the start of a JSON
+    document): then each of its lines is read on its own, and the file can be read in parts cut at lines."""
+    with open(path, "rb") as fh:
+        first = fh.readline(max_event_bytes + 1).removeprefix(BOM)
+        while first and not first.strip():
+            first = fh.readline(max_event_bytes + 1)
+    return not _document(first, max_event_bytes)
+
+
+def _document(first: bytes, max_event: int) -> bool:
+    """Whether a file whose first line that is not blank is ``first`` is a JSON document (not JSON Lines)."""
+    start = first.lstrip()[:1]
+    return start == b"[" or (start == b"{" and _pretty(first, max_event))
 
 
 def _pretty(first: bytes, max_event: int) -> bool:

@@ -21,15 +21,9 @@ from typer.testing import CliRunner
 
 from fieldgraph.errors import InputError
 from fieldgraph.graph.answers import encode
-from fieldgraph.ingest.backfill import (
-    CHANGES,
-    BackfillError,
-    BackfillOptions,
-    list_inputs,
-    merge_values,
-    run_backfill,
-)
+from fieldgraph.ingest.backfill import CHANGES, BackfillOptions, merge_values, run_backfill
 from fieldgraph.ingest.cli import app
+from fieldgraph.ingest.inputs import BackfillError, list_inputs
 from fieldgraph.ingest.sources import decode_event
 from fieldgraph.ingest.times import parse_time
 
@@ -211,10 +205,15 @@ def assert_same(got: dict[str, Any], expected: dict[str, Any]) -> None:
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_backfill_equals_sequential_replay(spark, target, graphs, tmp_path, seed) -> None:
+@pytest.mark.parametrize("seed, split", [(1, None), (2, 300)])
+def test_backfill_equals_sequential_replay(spark, target, graphs, tmp_path, monkeypatch, seed, split) -> None:
+    """With ``split``, the files are read in splits of about that many bytes (many per file): the same graph,
+    counts and rejects (their lines among them) as a replay of the whole files."""
     events, _ = history(seed)
     files = write_history(tmp_path / "events", events)
+    if split:
+        monkeypatch.setattr("fieldgraph.ingest.inputs.SPLIT_BYTES", split)
+        assert all(f.stat().st_size > 5 * split for f in files)
     uri_b, backfilled = target
     uri_r, replayed = graphs()
 
@@ -230,6 +229,7 @@ def test_backfill_equals_sequential_replay(spark, target, graphs, tmp_path, seed
 
     # counts; bad records written with their reasons, as `fieldgraph ingest` does
     s = report.to_json()
+    assert s["files"] == len(files)
     assert s["events"] == summary["events"] == len(events) + len(BAD_LINES)
     assert s["rejected"] == summary["rejected"] == len(BAD_LINES)
     assert s["superseded"] > 0 and s["pastEdges"] > 0 and s["kept"] >= summary["aspectChanges"]
@@ -429,7 +429,7 @@ def test_avro_files_in_datahubs_own_schema_read_as_their_json_form(tmp_path) -> 
     m = pytest.importorskip("datahub.metadata.schema_classes")
     from datahub.metadata.schemas import getMetadataChangeEventSchema
 
-    from fieldgraph.ingest.backfill import raw_events
+    from fieldgraph.ingest.inputs import raw_events
 
     urn = "urn:li:dataset:(urn:li:dataPlatform:hive,db.orders,PROD)"
     mces = [m.MetadataChangeEventClass(proposedSnapshot=m.DatasetSnapshotClass(urn=urn, aspects=[
