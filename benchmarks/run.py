@@ -68,6 +68,11 @@ BENCHMARKS = [
     Bench("initial_load", "--sizes 100k,1M", "--sizes 10k", graph=True, neo4j="--sizes 100k"),
     # where the initial load's CPU goes before the importer: decode, plan, snapshot, pack (cProfile, per stage)
     Bench("profile_load", "--fields 1M --cprofile", "--fields 10k"),
+    # where the streaming write path's time goes: the planner, the statements (FalkorDB: encoding, server, trips)
+    Bench("profile_stream", "--rounds 3", "--datasets 100 --steps 2 --rounds 1", graph=True),
+    # 10M fields once, end to end through fieldgraph backfill --bulk on the embedded graph (about 25 minutes),
+    # with the peak memory of the driver, a task, Spark's JVM and the server
+    Bench("initial_load_10m", "--backfill-only --sizes 10M", None, script="initial_load"),
     Bench("reopen", "--fields 100000,300000,1000000", "--fields 20000"),
     Bench("memory", "", "--sizes 2,4"),
     Bench("backfill", "--events 200000 --datasets 2000", "--events 5000 --datasets 100 --files 4"),

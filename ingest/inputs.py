@@ -33,6 +33,166 @@ SPLIT_BYTES = 64 << 20
 _CHUNK = 1 << 20
 
 
+class BackfillError(InputError):
+    """The backfill cannot start: a bad option or input path."""
+
+
+# --- listing ---------------------------------------------------------------------------------------
+
+
+def is_uri(p: str) -> bool:
+    return "://" in p and not p.startswith("file://")
+
+
+def list_inputs(paths: Sequence[str], fmt: str | None = None) -> list[str]:
+    """The input files, in replay order (``fieldgraph ingest``'s: arguments in order, folders sorted).
+
+    Local folders are searched recursively for files with a known suffix (any file when ``fmt`` is
+    given); URIs (``hdfs://``, ``s3a://`` ...) are passed to Spark as they are.
+    """
+    if fmt is not None and fmt not in FORMATS:
+        raise BackfillError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    out: list[str] = []
+    for p in paths:
+        if is_uri(p):
+            out.append(p)
+            continue
+        path = Path(p[len("file://"):] if p.startswith("file://") else p)
+        if path.is_dir():
+            found = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
+                           and (fmt is not None or f.suffix.lower() in SUFFIX_FORMATS))
+            out.extend(str(f.absolute()) for f in found)
+        elif path.exists():
+            if fmt is None and path.suffix.lower() not in SUFFIX_FORMATS:
+                raise BackfillError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
+                                    f"pass --format ({'|'.join(FORMATS)})")
+            out.append(str(path.absolute()))
+        else:
+            raise BackfillError(f"{path}: no such file or folder")
+    if not out:
+        raise BackfillError(f"no event files in {', '.join(paths)} (looked for {', '.join(SUFFIX_FORMATS)})")
+    return out
+
+
+def local_name(name: str) -> str:
+    """A Spark file name (``file:/a/b``) as the plain path :func:`list_inputs` gives."""
+    if name.startswith("file://"):
+        return name[len("file://"):]
+    if name.startswith("file:"):
+        return name[len("file:"):]
+    return name
+
+
+# --- reading records (executors) ----------------------------------------------------------------------
+
+
+class _Blob:
+    """A file's bytes where :func:`fieldgraph.ingest.replay.read_events` expects a ``Path``."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self.data = name, data
+
+    def __str__(self) -> str:
+        return self.name
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        return self.data.decode(encoding)
+
+
+def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
+    """A record of an Avro or Parquet file: the event itself (as DataHub's JSON has it), or its JSON text in
+    ``value_column``."""
+    wrapped = isinstance(rec, dict) and value_column in rec and not (
+        {"entityType", "proposedSnapshot", "newSnapshot"} & set(rec))
+    if wrapped and rec[value_column] is None:
+        return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
+    try:
+        rec = avro_to_json(rec)
+    except UnicodeDecodeError as exc:
+        return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
+    if wrapped:
+        value = rec[value_column]
+        if isinstance(value, str):
+            try:
+                return RawEvent(name, n, json.loads(value))
+            except ValueError as exc:
+                return RawEvent(name, n, error=f"column {value_column!r} is not JSON: {exc}", text=value[:2000])
+        return RawEvent(name, n, value)
+    return RawEvent(name, n, rec)
+
+
+def format_of(name: str, fmt: str | None) -> str:
+    """The format a file is read in: ``fmt`` (JSON Lines are read as JSON), else the one its suffix names."""
+    fmt = fmt or SUFFIX_FORMATS.get(os.path.splitext(name)[1].lower(), "json")
+    return "json" if fmt == "jsonl" else fmt
+
+
+def raw_events(name: str, data: bytes | Split, fmt: str | None = None, value_column: str = "value"
+               ) -> Iterator[RawEvent]:
+    """The events of one file's bytes or of a split of a local file (:class:`Split`), each with
+    its place (``file:line``, or ``file:record`` for Avro/Parquet)."""
+    fmt = format_of(name, fmt)
+    if fmt == "json":  # the same reader as `fieldgraph ingest`
+        yield from split_events(data) if isinstance(data, Split) else read_events(_Blob(name, data))  # type: ignore[arg-type]
+        return
+    if fmt == "avro":
+        import fastavro
+
+        n = 0
+        try:
+            with _opened(data) as fh:
+                for n, rec in enumerate(fastavro.reader(fh, **READ_NAMED), start=1):
+                    yield _record_event(name, n, rec, value_column)
+        except Exception as exc:  # a truncated or corrupt container: keep what was read, reject the rest
+            yield RawEvent(name, n + 1, error=f"not a readable Avro container file (from record {n + 1} on): "
+                                               f"{type(exc).__name__}: {exc}")
+        return
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(data.file if isinstance(data, Split) else io.BytesIO(data))
+        except Exception as exc:
+            yield RawEvent(name, 0, error=f"not a readable Parquet file: {type(exc).__name__}: {exc}")
+            return
+        if value_column not in table.column_names:
+            yield RawEvent(name, 0, error=f"Parquet file has no column {value_column!r} (columns: "
+                                          f"{', '.join(table.column_names)}); pass --value-column")
+            return
+        for n, value in enumerate(table.column(value_column).to_pylist(), start=1):
+            yield _record_event(name, n, {value_column: value}, value_column)
+        return
+    raise BackfillError(f"unknown format {fmt!r}")
+
+
+def _opened(data: bytes | Split) -> IO[bytes]:
+    return open(data.file, "rb") if isinstance(data, Split) else io.BytesIO(data)
+
+
+def read_inputs(sc: Any, files: Sequence[str], fmt: str | None, parts: int) -> Any:
+    """The input files as an RDD of (file, bytes or :class:`Split`) records. Local
+    files are read by the tasks themselves, in splits (JSON Lines files cut at lines, numbered by a first pass
+    that counts them); files named by URI are read whole, through Hadoop (``binaryFiles``)."""
+    local = [f for f in files if not is_uri(f)]
+    uris = [f for f in files if is_uri(f)]
+    rdds = []
+    if local:
+        splits = plan_splits(local, [format_of(f, fmt) for f in local])
+        cut = {s.file for s in splits if not s.first}
+        if cut:
+            counted = [s for s in splits if s.file in cut]
+            counts = dict(zip(counted, sc.parallelize(counted, len(counted)).map(count_lines).collect(), strict=True))
+            splits = numbered(splits, [counts.get(s, 0) for s in splits])
+        rdds.append(sc.parallelize([(s.file, s) for s in splits], max(parts, min(len(splits), 4 * parts))))
+    if uris:
+        sc._jsc.hadoopConfiguration().set("mapreduce.input.fileinputformat.input.dir.recursive", "true")
+        rdds.append(sc.binaryFiles(",".join(uris), minPartitions=max(parts, min(len(uris), 4 * parts))))
+    return rdds[0] if len(rdds) == 1 else sc.union(rdds)
+
+
+# --- splits ------------------------------------------------------------------------------------------
+
+
 class Split(NamedTuple):
     """Bytes ``[start, end)`` of ``file``: whole lines, the first of them line ``line`` (0 while not counted)."""
 
@@ -142,161 +302,3 @@ class _Range:
     def _took(self, data: bytes) -> bytes:
         self.left -= len(data)
         return data
-
-
-class BackfillError(InputError):
-    """The backfill cannot start: a bad option or input path."""
-
-
-
-# --- options and inputs ---------------------------------------------------------------------------
-
-
-def is_uri(p: str) -> bool:
-    return "://" in p and not p.startswith("file://")
-
-
-def list_inputs(paths: Sequence[str], fmt: str | None = None) -> list[str]:
-    """The input files, in replay order (``fieldgraph ingest``'s: arguments in order, folders sorted).
-
-    Local folders are searched recursively for files with a known suffix (any file when ``fmt`` is
-    given); URIs (``hdfs://``, ``s3a://`` ...) are passed to Spark as they are.
-    """
-    if fmt is not None and fmt not in FORMATS:
-        raise BackfillError(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    out: list[str] = []
-    for p in paths:
-        if is_uri(p):
-            out.append(p)
-            continue
-        path = Path(p[len("file://"):] if p.startswith("file://") else p)
-        if path.is_dir():
-            found = sorted(f for f in path.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))
-                           and (fmt is not None or f.suffix.lower() in SUFFIX_FORMATS))
-            out.extend(str(f.absolute()) for f in found)
-        elif path.exists():
-            if fmt is None and path.suffix.lower() not in SUFFIX_FORMATS:
-                raise BackfillError(f"{path}: cannot tell the format from the suffix {path.suffix!r}; "
-                                    f"pass --format ({'|'.join(FORMATS)})")
-            out.append(str(path.absolute()))
-        else:
-            raise BackfillError(f"{path}: no such file or folder")
-    if not out:
-        raise BackfillError(f"no event files in {', '.join(paths)} (looked for {', '.join(SUFFIX_FORMATS)})")
-    return out
-
-
-def local_name(name: str) -> str:
-    """A Spark file name (``file:/a/b``) as the plain path :func:`list_inputs` gives."""
-    if name.startswith("file://"):
-        return name[len("file://"):]
-    if name.startswith("file:"):
-        return name[len("file:"):]
-    return name
-
-
-# --- reading records (executors) ----------------------------------------------------------------------
-
-
-class _Blob:
-    """A file's bytes where :func:`fieldgraph.ingest.replay.read_events` expects a ``Path``."""
-
-    def __init__(self, name: str, data: bytes) -> None:
-        self.name, self.data = name, data
-
-    def __str__(self) -> str:
-        return self.name
-
-    def read_text(self, encoding: str = "utf-8") -> str:
-        return self.data.decode(encoding)
-
-
-def _record_event(name: str, n: int, rec: Any, value_column: str) -> RawEvent:
-    """A record of an Avro or Parquet file: the event itself (as DataHub's JSON has it), or its JSON text in
-    ``value_column``."""
-    wrapped = isinstance(rec, dict) and value_column in rec and not (
-        {"entityType", "proposedSnapshot", "newSnapshot"} & set(rec))
-    if wrapped and rec[value_column] is None:
-        return RawEvent(name, n, error=f"column {value_column!r} is null (a tombstone?)")
-    try:
-        rec = avro_to_json(rec)
-    except UnicodeDecodeError as exc:
-        return RawEvent(name, n, error=f"record is not UTF-8: {exc}")
-    if wrapped:
-        value = rec[value_column]
-        if isinstance(value, str):
-            try:
-                return RawEvent(name, n, json.loads(value))
-            except ValueError as exc:
-                return RawEvent(name, n, error=f"column {value_column!r} is not JSON: {exc}", text=value[:2000])
-        return RawEvent(name, n, value)
-    return RawEvent(name, n, rec)
-
-
-def format_of(name: str, fmt: str | None) -> str:
-    """The format a file is read in: ``fmt`` (JSON Lines are read as JSON), else the one its suffix names."""
-    fmt = fmt or SUFFIX_FORMATS.get(os.path.splitext(name)[1].lower(), "json")
-    return "json" if fmt == "jsonl" else fmt
-
-
-def raw_events(name: str, data: bytes | Split, fmt: str | None = None, value_column: str = "value"
-               ) -> Iterator[RawEvent]:
-    """The events of one file's bytes or of a split of a local file (:mod:`fieldgraph.ingest.splits`), each with
-    its place (``file:line``, or ``file:record`` for Avro/Parquet)."""
-    fmt = format_of(name, fmt)
-    if fmt == "json":  # the same reader as `fieldgraph ingest`
-        yield from split_events(data) if isinstance(data, Split) else read_events(_Blob(name, data))  # type: ignore[arg-type]
-        return
-    if fmt == "avro":
-        import fastavro
-
-        n = 0
-        try:
-            with _opened(data) as fh:
-                for n, rec in enumerate(fastavro.reader(fh, **READ_NAMED), start=1):
-                    yield _record_event(name, n, rec, value_column)
-        except Exception as exc:  # a truncated or corrupt container: keep what was read, reject the rest
-            yield RawEvent(name, n + 1, error=f"not a readable Avro container file (from record {n + 1} on): "
-                                               f"{type(exc).__name__}: {exc}")
-        return
-    if fmt == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(data.file if isinstance(data, Split) else io.BytesIO(data))
-        except Exception as exc:
-            yield RawEvent(name, 0, error=f"not a readable Parquet file: {type(exc).__name__}: {exc}")
-            return
-        if value_column not in table.column_names:
-            yield RawEvent(name, 0, error=f"Parquet file has no column {value_column!r} (columns: "
-                                          f"{', '.join(table.column_names)}); pass --value-column")
-            return
-        for n, value in enumerate(table.column(value_column).to_pylist(), start=1):
-            yield _record_event(name, n, {value_column: value}, value_column)
-        return
-    raise BackfillError(f"unknown format {fmt!r}")
-
-
-def _opened(data: bytes | Split) -> IO[bytes]:
-    return open(data.file, "rb") if isinstance(data, Split) else io.BytesIO(data)
-
-
-def read_inputs(sc: Any, files: Sequence[str], fmt: str | None, parts: int) -> Any:
-    """The input files as an RDD of (file, bytes or :class:`~fieldgraph.ingest.splits.Split`) records. Local
-    files are read by the tasks themselves, in splits (JSON Lines files cut at lines, numbered by a first pass
-    that counts them); files named by URI are read whole, through Hadoop (``binaryFiles``)."""
-    local = [f for f in files if not is_uri(f)]
-    uris = [f for f in files if is_uri(f)]
-    rdds = []
-    if local:
-        splits = plan_splits(local, [format_of(f, fmt) for f in local])
-        cut = {s.file for s in splits if not s.first}
-        if cut:
-            counted = [s for s in splits if s.file in cut]
-            counts = dict(zip(counted, sc.parallelize(counted, len(counted)).map(count_lines).collect(), strict=True))
-            splits = numbered(splits, [counts.get(s, 0) for s in splits])
-        rdds.append(sc.parallelize([(s.file, s) for s in splits], max(parts, min(len(splits), 4 * parts))))
-    if uris:
-        sc._jsc.hadoopConfiguration().set("mapreduce.input.fileinputformat.input.dir.recursive", "true")
-        rdds.append(sc.binaryFiles(",".join(uris), minPartitions=max(parts, min(len(uris), 4 * parts))))
-    return rdds[0] if len(rdds) == 1 else sc.union(rdds)

@@ -463,3 +463,12 @@ def test_a_one_line_json_array_keeps_every_event(spark, target, graphs, tmp_path
     assert replay(uri_r, [path], tmp_path / "r.jsonl")["rejected"] == 0
     assert_same(dump(backfilled), dump(replayed))
     assert {f["fieldPath"]: bool(f["removed"]) for f in encode(backfilled.fields(t))} == {"x": False, "y": True, "z": False}
+
+
+def test_a_local_session_has_a_heap_sized_to_the_machine(spark) -> None:
+    """Spark's own 1 GB heap ran out importing 10M fields: a local session asks for a quarter of the memory."""
+    from fieldgraph.ingest.backfill import local_driver_memory
+
+    size = local_driver_memory()
+    assert spark.sparkContext.getConf().get("spark.driver.memory") == size
+    assert 1 <= int(size.removesuffix("g")) <= 8
