@@ -7,8 +7,9 @@ Run it with ``fieldgraph backfill PATH...`` (local mode), or on a cluster::
 
 Inputs: JSON Lines / JSON / JSON arrays (Kafka sink dumps), Avro container files (each record an event,
 or a ``value`` column holding the event's JSON), Parquet with the event's JSON in a ``value`` column.
-Files are read whole by one task each (Kafka sinks roll files, so there are many); Avro is decoded with
-fastavro in the executors (Spark's Avro reader is not part of pyspark).
+Local files are read by the tasks from the file, large JSON Lines files in splits cut at lines; files named by URI
+whole, one task each (:mod:`fieldgraph.ingest.inputs`). Avro is decoded with fastavro in the executors (Spark's
+Avro reader is not part of pyspark).
 
 The job, with the planner of :mod:`fieldgraph.graph.plan` (the code the worker and ``fieldgraph ingest``
 run) doing every decision:
@@ -119,7 +120,8 @@ def decode_records(records: Iterable[tuple[str, bytes | Split]], ranks: dict[str
                    since: int | None, until: int | None, value_column: str = "value",
                    platforms: PlatformMapping = DEFAULT_MAPPING,
                    ) -> Iterator[tuple[Any, tuple[str, Any]]]:
-    """(file name, bytes) records -> keyed, tagged values for :func:`merge_values`.
+    """(file name, bytes or :class:`~fieldgraph.ingest.inputs.Split`) records -> keyed, tagged values for
+    :func:`merge_values`.
 
     An ordinal ``(file rank, file, record, index)`` keeps arrival order, so ties break as in a replay and
     unstamped deletes (kept whatever the time window) apply where they arrived.

@@ -17,8 +17,9 @@ import io
 import json
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any
 
 from fieldgraph.errors import InputError
 
@@ -193,8 +194,10 @@ def read_inputs(sc: Any, files: Sequence[str], fmt: str | None, parts: int) -> A
 # --- splits ------------------------------------------------------------------------------------------
 
 
-class Split(NamedTuple):
-    """Bytes ``[start, end)`` of ``file``: whole lines, the first of them line ``line`` (0 while not counted)."""
+@dataclass(frozen=True, slots=True)
+class Split:
+    """Bytes ``[start, end)`` of ``file``: whole lines, the first of them line ``line`` (0 while not counted).
+    (A dataclass, not a NamedTuple: pyspark's namedtuple patch would unpickle one as another class.)"""
 
     file: str
     start: int
@@ -215,13 +218,21 @@ def plan_splits(files: Sequence[str], formats: Sequence[str], size: int | None =
     out: list[Split] = []
     for file, fmt in zip(files, formats, strict=True):
         total = os.path.getsize(file)
-        if fmt != "json" or total <= size or not json_lines(file):
+        if fmt != "json" or total <= size or not _json_lines(file):
             out.append(Split(file, 0, total))
             continue
         starts = line_starts(file, range(size, total, size))
         bounds = [0, *starts, total]
         out += [Split(file, a, b, 1 if a == 0 else 0) for a, b in zip(bounds, bounds[1:], strict=False)]
     return out
+
+
+def _json_lines(file: str) -> bool:
+    """:func:`json_lines`; a file that cannot be read is not cut (its task reports it: :func:`split_events`)."""
+    try:
+        return json_lines(file)
+    except OSError:
+        return False
 
 
 def line_starts(file: str, offsets: range) -> list[int]:
@@ -232,7 +243,9 @@ def line_starts(file: str, offsets: range) -> list[int]:
             if out and out[-1] > at:  # a line longer than a split: its start was found from an earlier offset
                 continue
             start = _line_start(fh, at)
-            if start is not None and (not out or start > out[-1]):
+            if start is None:  # the last line starts before ``at``
+                break
+            if not out or start > out[-1]:
                 out.append(start)
     return out
 
@@ -269,21 +282,25 @@ def numbered(splits: Sequence[Split], counts: Sequence[int]) -> list[Split]:
     for split, n in zip(splits, counts, strict=True):
         if split.first:
             line = 1
-        out.append(split._replace(line=line))
+        out.append(replace(split, line=line))
         line += n
     return out
 
 
 def split_events(split: Split) -> Iterator[RawEvent]:
     """The events of a JSON or JSON Lines split, each with its place in the file (:func:`read_events`)."""
-    if split.first:
-        with open(split.file, "rb") as fh:
-            yield from read_events(_Range(fh, split))  # type: ignore[arg-type]
-        return
-    if not split.line:
+    if not split.first and not split.line:
         raise ValueError(f"{split.file}: a split from byte {split.start} has no line number (see numbered())")
-    with open(split.file, "rb") as fh:
-        yield from read_events(_Range(fh, split), first_line=split.line, first_byte=split.start)  # type: ignore[arg-type]
+    try:
+        fh = open(split.file, "rb")  # noqa: SIM115  # closed below
+    except OSError as exc:  # as read_events says it: one reject for the file (or this split of it)
+        yield RawEvent(split.file, 0 if split.first else split.line, error=f"cannot read: {exc.strerror or exc}")
+        return
+    with fh:
+        if split.first:
+            yield from read_events(_Range(fh, split))  # type: ignore[arg-type]
+        else:
+            yield from read_events(_Range(fh, split), first_line=split.line, first_byte=split.start)  # type: ignore[arg-type]
 
 
 class _Range:

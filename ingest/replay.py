@@ -283,7 +283,9 @@ def json_lines(path: str | Path, max_event_bytes: int = MAX_EVENT_BYTES) -> bool
     """Whether the file is read as JSON Lines (its first line that is not blank is not the start of a JSON
     document): then each of its lines is read on its own, and the file can be read in parts cut at lines."""
     with open(path, "rb") as fh:
-        first = fh.readline(max_event_bytes + 1).removeprefix(BOM)
+        if fh.read(len(BOM)) != BOM:  # as the reader does: the BOM skipped, then the line read
+            fh.seek(0)
+        first = fh.readline(max_event_bytes + 1)
         while first and not first.strip():
             first = fh.readline(max_event_bytes + 1)
     return not _document(first, max_event_bytes)
