@@ -148,11 +148,19 @@ def graph_memory(store: GraphStore) -> dict[str, Any] | None:
 
 def children_rss_kb(pid: int) -> int:
     """The RSS of ``pid``'s child processes (redis-server's AOF rewrite fork), 0 if none."""
-    try:
-        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return 0
-    return sum(status_kb(k, "VmRSS") or 0 for k in kids)
+    return sum(status_kb(k, "VmRSS") or 0 for k in children(pid))
+
+
+def children(pid: int | str) -> list[str]:
+    """``pid``'s child processes, from the ``/proc`` children list of each of its threads (a child is listed
+    under the thread that started it); none if the process is gone or there is no /proc."""
+    kids: list[str] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            kids += (task / "children").read_text().split()
+        except OSError:
+            continue
+    return kids
 
 
 @dataclass

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from backends import backend, ds, report, specs  # noqa: E402
 from bulk_load import add_load_arguments, bulk_falkordb, bulk_neo4j, neo4j_admin, neo4j_indexes  # noqa: E402
-from graph_curves import count, status_kb  # noqa: E402
+from graph_curves import children, count, status_kb  # noqa: E402
 
 from fieldgraph.bulk import gc_paused  # noqa: E402
 from fieldgraph.changes import Change  # noqa: E402
@@ -216,17 +216,11 @@ class Peaks:
 
 
 def descendants(pid: int) -> list[str]:
-    """The processes below ``pid`` (from the ``/proc`` children lists of each process's threads: a child is
-    listed under the thread that started it)."""
+    """The processes below ``pid``: its children, theirs, and so on."""
     out: list[str] = []
     todo = [str(pid)]
     while todo:
-        kids = []
-        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
-            try:
-                kids += (task / "children").read_text().split()
-            except OSError:
-                continue
+        kids = children(todo.pop())
         out += kids
         todo += kids
     return out
