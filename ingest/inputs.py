@@ -240,13 +240,12 @@ def line_starts(file: str, offsets: range) -> list[int]:
     out: list[int] = []
     with open(file, "rb") as fh:
         for at in offsets:
-            if out and out[-1] > at:  # a line longer than a split: its start was found from an earlier offset
+            if out and out[-1] >= at:  # a line longer than a split: its start was found from an earlier offset
                 continue
             start = _line_start(fh, at)
             if start is None:  # the last line starts before ``at``
                 break
-            if not out or start > out[-1]:
-                out.append(start)
+            out.append(start)
     return out
 
 
@@ -296,11 +295,9 @@ def split_events(split: Split) -> Iterator[RawEvent]:
     except OSError as exc:  # as read_events says it: one reject for the file (or this split of it)
         yield RawEvent(split.file, 0 if split.first else split.line, error=f"cannot read: {exc.strerror or exc}")
         return
-    with fh:
-        if split.first:
-            yield from read_events(_Range(fh, split))  # type: ignore[arg-type]
-        else:
-            yield from read_events(_Range(fh, split), first_line=split.line, first_byte=split.start)  # type: ignore[arg-type]
+    with fh:  # a first split is read from the file's start, its form (lines or a document) read there
+        yield from read_events(_Range(fh, split), first_line=0 if split.first else split.line,  # type: ignore[arg-type]
+                               first_byte=split.start)
 
 
 class _Range:
